@@ -1,0 +1,225 @@
+/**
+ * Small builders that turn the terse declarations of the catalogue model into the full model:
+ * column names, navigation properties and CSDL role names are derived here, never written twice.
+ */
+import type {
+  EdmType,
+  EntityTypeDef,
+  Model,
+  NavigationDef,
+  PropertyDef,
+  RelationDef,
+  ServiceOperationDef,
+  SetAccess,
+} from './types';
+
+export function snakeCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2')
+    .toLowerCase();
+}
+
+type PropertyOptions = Partial<Omit<PropertyDef, 'name' | 'type' | 'column'>>;
+
+/** A property declaration before it knows its name (the key of the declaring object). */
+export interface PropertySpec {
+  readonly type: EdmType;
+  readonly options: PropertyOptions;
+}
+
+function spec(type: EdmType, options: PropertyOptions = {}): PropertySpec {
+  return { type, options };
+}
+
+/** Property builders. Every property is non-nullable and writable unless said otherwise. */
+export const p = {
+  key: (): PropertySpec => spec('Edm.Int64', { access: 'key' }),
+  int64: (o?: PropertyOptions) => spec('Edm.Int64', o),
+  int32: (o?: PropertyOptions) => spec('Edm.Int32', o),
+  decimal: (o?: PropertyOptions) => spec('Edm.Decimal', o),
+  string: (o?: PropertyOptions) => spec('Edm.String', o),
+  boolean: (o?: PropertyOptions) => spec('Edm.Boolean', o),
+  dateTime: (o?: PropertyOptions) => spec('Edm.DateTime', o),
+  created: () => spec('Edm.DateTime', { access: 'readOnly', timestamp: 'created' }),
+  modified: () => spec('Edm.DateTime', { access: 'readOnly', timestamp: 'modified' }),
+};
+
+export interface EntitySpec {
+  readonly name: string;
+  readonly setName: string;
+  readonly setAliases?: readonly string[];
+  readonly access: SetAccess;
+  readonly properties: Readonly<Record<string, PropertySpec>>;
+  /** Navigation name -> further names that answer like it. */
+  readonly navigationAliases?: Readonly<Record<string, readonly string[]>>;
+  readonly uniqueKeys?: readonly (readonly string[])[];
+}
+
+export interface ModelSpec {
+  readonly namespace: string;
+  readonly containerName: string;
+  readonly entities: readonly EntitySpec[];
+  readonly relations: readonly RelationDef[];
+  readonly operations: readonly ServiceOperationDef[];
+}
+
+function buildProperty(name: string, s: PropertySpec): PropertyDef {
+  const o = s.options;
+  return {
+    name,
+    type: s.type,
+    nullable: o.nullable ?? false,
+    access: o.access ?? 'writable',
+    column: snakeCase(name),
+    ...(o.maxLength !== undefined ? { maxLength: o.maxLength } : {}),
+    ...(o.requiredOnCreate ? { requiredOnCreate: true } : {}),
+    ...(o.defaultValue !== undefined ? { defaultValue: o.defaultValue } : {}),
+    ...(o.min !== undefined ? { min: o.min } : {}),
+    ...(o.max !== undefined ? { max: o.max } : {}),
+    ...(o.timestamp ? { timestamp: o.timestamp } : {}),
+  };
+}
+
+interface NavEnd {
+  readonly owner: string;
+  readonly name: string;
+  readonly target: string;
+  readonly many: boolean;
+  readonly relation: RelationDef;
+  readonly fromRole: string;
+  readonly toRole: string;
+}
+
+/** One end of a relation: the entity type that plays it and its CSDL role name. */
+export interface RelationEnd {
+  readonly type: string;
+  readonly role: string;
+}
+
+/**
+ * The two ends of a relation with their CSDL role names: the only place role names are derived
+ * (navigations and $metadata Associations both read them from here).
+ *
+ * - reference: [principal end, dependent end], roles `${name}_${principal}` and
+ *   `${name}_${dependent}`; a self-reference would give both one name, so the dependent's
+ *   gets the suffix `_Dependent`.
+ * - linkTable / throughEntity: [left end, right end]. Each role is named after the navigation
+ *   that leads to it: the left type plays `${name}_${rightNav}` (rightNav, on the right type,
+ *   leads to left entities) and the right type plays `${name}_${leftNav}`. E.g. in
+ *   Catalog_ChildCatalogs the child end is Catalog_ChildCatalogs_ChildCatalogs.
+ */
+export function relationRoles(r: RelationDef): readonly [RelationEnd, RelationEnd] {
+  if (r.kind === 'reference') {
+    const principalRole = `${r.name}_${r.principal}`;
+    const dependentRole = `${r.name}_${r.dependent}`;
+    return [
+      { type: r.principal, role: principalRole },
+      { type: r.dependent, role: principalRole === dependentRole ? `${dependentRole}_Dependent` : dependentRole },
+    ];
+  }
+  return [
+    { type: r.left, role: `${r.name}_${r.rightNav}` },
+    { type: r.right, role: `${r.name}_${r.leftNav}` },
+  ];
+}
+
+/** Both ends of a relation, as navigations (an end without a navigation name is skipped). */
+function navigationEnds(r: RelationDef): NavEnd[] {
+  const ends: NavEnd[] = [];
+  const [first, second] = relationRoles(r);
+  if (r.kind === 'reference') {
+    // first = principal, second = dependent.
+    if (r.principalNav) {
+      ends.push({ owner: r.principal, name: r.principalNav, target: r.dependent, many: true, relation: r, fromRole: first.role, toRole: second.role });
+    }
+    if (r.dependentNav) {
+      ends.push({ owner: r.dependent, name: r.dependentNav, target: r.principal, many: false, relation: r, fromRole: second.role, toRole: first.role });
+    }
+  } else {
+    // first = left, second = right; a navigation goes from the role its owner plays to the other.
+    ends.push({ owner: r.left, name: r.leftNav, target: r.right, many: true, relation: r, fromRole: first.role, toRole: second.role });
+    ends.push({ owner: r.right, name: r.rightNav, target: r.left, many: true, relation: r, fromRole: second.role, toRole: first.role });
+  }
+  return ends;
+}
+
+export function defineModel(m: ModelSpec): Model {
+  const ends = m.relations.flatMap(navigationEnds);
+  const entityTypes: EntityTypeDef[] = m.entities.map((e) => {
+    const navigations: NavigationDef[] = ends
+      .filter((end) => end.owner === e.name)
+      .map((end) => ({
+        name: end.name,
+        target: end.target,
+        many: end.many,
+        relation: end.relation,
+        fromRole: end.fromRole,
+        toRole: end.toRole,
+        aliases: e.navigationAliases?.[end.name] ?? [],
+      }));
+    return {
+      name: e.name,
+      setName: e.setName,
+      setAliases: e.setAliases ?? [],
+      table: snakeCase(e.setName),
+      access: e.access,
+      properties: Object.entries(e.properties).map(([name, s]) => buildProperty(name, s)),
+      navigations,
+      uniqueKeys: e.uniqueKeys ?? [],
+    };
+  });
+
+  const typeByName = new Map(entityTypes.map((t) => [t.name, t] as const));
+  const typeBySetName = new Map<string, EntityTypeDef>();
+  for (const t of entityTypes) {
+    for (const name of [t.setName, ...t.setAliases]) typeBySetName.set(name, t);
+  }
+  const model: Model = {
+    namespace: m.namespace,
+    containerName: m.containerName,
+    entityTypes,
+    relations: m.relations,
+    operations: m.operations,
+    typeByName,
+    typeBySetName,
+    operationByName: new Map(m.operations.map((o) => [o.name, o] as const)),
+  };
+  checkModel(model);
+  return model;
+}
+
+/** Fails at start-up, not at request time, when the declarations contradict each other. */
+function checkModel(model: Model): void {
+  const problems: string[] = [];
+  for (const t of model.entityTypes) {
+    const names = new Set<string>();
+    for (const member of [...t.properties.map((x) => x.name), ...t.navigations.flatMap((n) => [n.name, ...n.aliases])]) {
+      if (names.has(member)) problems.push(`${t.name}.${member} is declared twice`);
+      names.add(member);
+    }
+    for (const key of t.uniqueKeys) {
+      for (const name of key) if (!t.properties.some((x) => x.name === name)) problems.push(`${t.name} unique key names unknown ${name}`);
+    }
+    if (t.properties[0]?.access !== 'key' || t.properties[0].name !== 'Id') problems.push(`${t.name} must start with its key Id`);
+  }
+  for (const r of model.relations) {
+    const typesOf = r.kind === 'reference' ? [r.principal, r.dependent] : [r.left, r.right];
+    for (const name of typesOf) if (!model.typeByName.has(name)) problems.push(`relation ${r.name} names unknown type ${name}`);
+    if (r.kind === 'reference') {
+      const fk = model.typeByName.get(r.dependent)?.properties.find((x) => x.name === r.foreignKey);
+      if (!fk || fk.type !== 'Edm.Int64') problems.push(`relation ${r.name}: ${r.dependent}.${r.foreignKey} is not an Int64 property`);
+      if (r.onDelete === 'setNull' && fk && !fk.nullable) problems.push(`relation ${r.name}: setNull needs a nullable ${r.foreignKey}`);
+    }
+  }
+  if (problems.length) throw new Error(`The entity model is inconsistent:\n${problems.join('\n')}`);
+}
+
+/** The navigation named `name` (or one of its aliases) of a type. */
+export function findNavigation(t: EntityTypeDef, name: string): NavigationDef | undefined {
+  return t.navigations.find((n) => n.name === name || n.aliases.includes(name));
+}
+
+export function findProperty(t: EntityTypeDef, name: string): PropertyDef | undefined {
+  return t.properties.find((x) => x.name === name);
+}

@@ -1,0 +1,152 @@
+/**
+ * The shape of the entity model. The model (./catalogue-model.ts) is declarative data only:
+ * $metadata, the database schema, validation and both wire formats are derived from it, so a
+ * property is added in exactly one place.
+ */
+
+export type EdmType =
+  | 'Edm.Int64'
+  | 'Edm.Int32'
+  | 'Edm.Decimal'
+  | 'Edm.String'
+  | 'Edm.Boolean'
+  | 'Edm.DateTime';
+
+/** Who may set a property: the key is assigned by the service, read-only ones by the service or the platform. */
+export type PropertyAccess = 'key' | 'writable' | 'readOnly';
+
+export interface PropertyDef {
+  readonly name: string;
+  readonly type: EdmType;
+  readonly nullable: boolean;
+  readonly access: PropertyAccess;
+  /** Database column, derived from the name (snake_case). */
+  readonly column: string;
+  /** Characters, for strings. */
+  readonly maxLength?: number;
+  /** Must be present (and non-null) on create. */
+  readonly requiredOnCreate?: boolean;
+  /** Value stored when a create omits the property (kept as wire text so Decimal stays exact). */
+  readonly defaultValue?: string | number | boolean;
+  /** Inclusive numeric bounds. */
+  readonly min?: number;
+  readonly max?: number;
+  /** Maintained by the service: set on create, and on every change for 'modified'. */
+  readonly timestamp?: 'created' | 'modified';
+}
+
+/** What a seller may do with a set through the public API. */
+export type SetAccess =
+  /** Seller-owned catalogue data: every verb. */
+  | 'catalogue'
+  /** Delivered by the platform: read, and update the writable properties. */
+  | 'updatable'
+  /** Delivered by the platform: read only. */
+  | 'readOnly';
+
+export interface EntityTypeDef {
+  /** Singular type name, e.g. Product (qualified: CatalogueService.Product). */
+  readonly name: string;
+  /** Entity set name, e.g. Products. */
+  readonly setName: string;
+  /** Further set names that answer exactly like setName (ProductVariationPictures). */
+  readonly setAliases: readonly string[];
+  readonly table: string;
+  readonly access: SetAccess;
+  readonly properties: readonly PropertyDef[];
+  readonly navigations: readonly NavigationDef[];
+  /** Property-name tuples that must be unique within an account (a null member never collides). */
+  readonly uniqueKeys: readonly (readonly string[])[];
+}
+
+/** Multiplicity of an association end, as CSDL writes it. */
+export type Multiplicity = '1' | '0..1' | '*';
+
+/** What deleting the referenced row does to the referencing rows. */
+export type OnDelete = 'cascade' | 'setNull' | 'restrict';
+
+/**
+ * A relationship between two entity types. Every navigation property is one end of exactly one
+ * relation; a relation may have a navigation on one end only.
+ */
+export type RelationDef = ReferenceRelation | LinkTableRelation | ThroughEntityRelation;
+
+/** The dependent type holds a foreign-key property that points at the principal's key. */
+export interface ReferenceRelation {
+  readonly kind: 'reference';
+  readonly name: string;
+  readonly principal: string;
+  /** Navigation on the principal to its dependents (always many), if any. */
+  readonly principalNav?: string;
+  readonly dependent: string;
+  /** Navigation on the dependent to its principal, if any. */
+  readonly dependentNav?: string;
+  /** Foreign-key property on the dependent. */
+  readonly foreignKey: string;
+  readonly onDelete: OnDelete;
+}
+
+/** Many-to-many through a link table of (account, left id, right id), managed with $links. */
+export interface LinkTableRelation {
+  readonly kind: 'linkTable';
+  readonly name: string;
+  readonly left: string;
+  readonly leftNav: string;
+  readonly right: string;
+  readonly rightNav: string;
+  readonly table: string;
+  readonly leftColumn: string;
+  readonly rightColumn: string;
+}
+
+/** Many-to-many whose pairs are themselves entities (ProductRelations): read-only navigations. */
+export interface ThroughEntityRelation {
+  readonly kind: 'throughEntity';
+  readonly name: string;
+  readonly left: string;
+  readonly leftNav: string;
+  readonly right: string;
+  readonly rightNav: string;
+  readonly through: string;
+  /** Foreign key on the through type that points at the left end. */
+  readonly leftKey: string;
+  readonly rightKey: string;
+}
+
+export interface NavigationDef {
+  readonly name: string;
+  /** Type name of the entities the navigation leads to. */
+  readonly target: string;
+  readonly many: boolean;
+  readonly relation: RelationDef;
+  /** Role names for CSDL: this end and the other end. */
+  readonly fromRole: string;
+  readonly toRole: string;
+  /** Other names that answer exactly like this navigation (ProductVariationPictures). */
+  readonly aliases: readonly string[];
+}
+
+export interface OperationParameterDef {
+  readonly name: string;
+  readonly type: EdmType;
+  readonly required: boolean;
+}
+
+export interface ServiceOperationDef {
+  readonly name: string;
+  readonly httpMethod: 'GET' | 'POST';
+  readonly parameters: readonly OperationParameterDef[];
+  readonly returnType: EdmType;
+}
+
+export interface Model {
+  readonly namespace: string;
+  readonly containerName: string;
+  readonly entityTypes: readonly EntityTypeDef[];
+  readonly relations: readonly RelationDef[];
+  readonly operations: readonly ServiceOperationDef[];
+  /** Set name or alias -> entity type. */
+  readonly typeBySetName: ReadonlyMap<string, EntityTypeDef>;
+  readonly typeByName: ReadonlyMap<string, EntityTypeDef>;
+  readonly operationByName: ReadonlyMap<string, ServiceOperationDef>;
+}

@@ -1,0 +1,207 @@
+/**
+ * The database schema as data, derived from the entity model plus the service's own tables
+ * (accounts, tokens, sessions, throttling, the id sequence, order history). Each engine's
+ * adapter renders it to DDL; nothing here is SQL text.
+ *
+ * Tenant tables lead every key and index with account_id, and their foreign keys include it, so
+ * a row can only ever point at a row of the same account and the tables can later be distributed
+ * by account. The auth directory (accounts, tokens, sessions, throttle) is looked up by what a
+ * request presents (a user name or a credential hash) before the account is known.
+ */
+import type { EdmType, EntityTypeDef, Model } from '../model/types';
+
+export type ColumnType = 'int64' | 'int32' | 'decimal' | 'text' | 'boolean' | 'datetime';
+
+export interface ColumnDef {
+  readonly name: string;
+  readonly type: ColumnType;
+  readonly nullable: boolean;
+}
+
+export interface ForeignKeyDef {
+  readonly columns: readonly string[];
+  readonly refTable: string;
+  readonly refColumns: readonly string[];
+  /** 'setNull' relations are cleared by the catalogue layer before the parent goes. */
+  readonly onDelete: 'cascade' | 'noAction';
+}
+
+export interface IndexDef {
+  readonly name: string;
+  readonly columns: readonly string[];
+  readonly unique: boolean;
+}
+
+export interface TableDef {
+  readonly name: string;
+  /** Rows belong to one account (account_id leads the key); row-level security applies. */
+  readonly tenant: boolean;
+  readonly columns: readonly ColumnDef[];
+  readonly primaryKey: readonly string[];
+  /** Integer primary key assigned by the engine (only for the accounts table). */
+  readonly autoIncrement?: boolean;
+  readonly foreignKeys: readonly ForeignKeyDef[];
+  readonly indexes: readonly IndexDef[];
+}
+
+export const ACCOUNT_COLUMN = 'account_id';
+
+const columnTypeOf: Record<EdmType, ColumnType> = {
+  'Edm.Int64': 'int64',
+  'Edm.Int32': 'int32',
+  'Edm.Decimal': 'decimal',
+  'Edm.String': 'text',
+  'Edm.Boolean': 'boolean',
+  'Edm.DateTime': 'datetime',
+};
+
+const col = (name: string, type: ColumnType, nullable = false): ColumnDef => ({ name, type, nullable });
+
+function entityTable(model: Model, t: EntityTypeDef): TableDef {
+  const columns: ColumnDef[] = [col(ACCOUNT_COLUMN, 'int64')];
+  for (const prop of t.properties) {
+    // Key columns are never null; others follow the model (timestamps are always set).
+    columns.push(col(prop.column, columnTypeOf[prop.type], prop.access !== 'key' && prop.nullable));
+  }
+  const foreignKeys: ForeignKeyDef[] = [];
+  const indexes: IndexDef[] = [];
+  for (const r of model.relations) {
+    if (r.kind !== 'reference' || r.dependent !== t.name) continue;
+    const fkColumn = t.properties.find((x) => x.name === r.foreignKey)!.column;
+    const principal = model.typeByName.get(r.principal)!;
+    foreignKeys.push({
+      columns: [ACCOUNT_COLUMN, fkColumn],
+      refTable: principal.table,
+      refColumns: [ACCOUNT_COLUMN, 'id'],
+      onDelete: r.onDelete === 'cascade' ? 'cascade' : 'noAction',
+    });
+    indexes.push({ name: `${t.table}_by_${fkColumn}`, columns: [ACCOUNT_COLUMN, fkColumn], unique: false });
+  }
+  for (const key of t.uniqueKeys) {
+    const keyColumns = key.map((name) => t.properties.find((x) => x.name === name)!.column);
+    indexes.push({ name: `${t.table}_unique_${keyColumns.join('_')}`, columns: [ACCOUNT_COLUMN, ...keyColumns], unique: true });
+  }
+  return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes };
+}
+
+function linkTables(model: Model): TableDef[] {
+  const tables: TableDef[] = [];
+  for (const r of model.relations) {
+    if (r.kind !== 'linkTable') continue;
+    const left = model.typeByName.get(r.left)!;
+    const right = model.typeByName.get(r.right)!;
+    tables.push({
+      name: r.table,
+      tenant: true,
+      columns: [col(ACCOUNT_COLUMN, 'int64'), col(r.leftColumn, 'int64'), col(r.rightColumn, 'int64')],
+      primaryKey: [ACCOUNT_COLUMN, r.leftColumn, r.rightColumn],
+      foreignKeys: [
+        { columns: [ACCOUNT_COLUMN, r.leftColumn], refTable: left.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' },
+        { columns: [ACCOUNT_COLUMN, r.rightColumn], refTable: right.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' },
+      ],
+      indexes: [{ name: `${r.table}_by_${r.rightColumn}`, columns: [ACCOUNT_COLUMN, r.rightColumn], unique: false }],
+    });
+  }
+  return tables;
+}
+
+/** Tables the service keeps for itself, not exposed as entity sets. */
+const serviceTables: readonly TableDef[] = [
+  {
+    name: 'accounts',
+    tenant: false,
+    columns: [col('id', 'int64'), col('user_name', 'text'), col('password_hash', 'text'), col('created_at', 'datetime')],
+    primaryKey: ['id'],
+    autoIncrement: true,
+    foreignKeys: [],
+    indexes: [{ name: 'accounts_by_user_name', columns: ['user_name'], unique: true }],
+  },
+  {
+    name: 'subscription_tokens',
+    tenant: false,
+    columns: [col('token_hash', 'text'), col(ACCOUNT_COLUMN, 'int64'), col('created_at', 'datetime'), col('revoked_at', 'datetime', true)],
+    primaryKey: ['token_hash'],
+    foreignKeys: [{ columns: [ACCOUNT_COLUMN], refTable: 'accounts', refColumns: ['id'], onDelete: 'cascade' }],
+    indexes: [{ name: 'subscription_tokens_by_account', columns: [ACCOUNT_COLUMN], unique: false }],
+  },
+  {
+    name: 'sessions',
+    tenant: false,
+    columns: [
+      col('session_hash', 'text'),
+      col(ACCOUNT_COLUMN, 'int64'),
+      col('created_at', 'datetime'),
+      col('last_seen_at', 'datetime'),
+      col('expires_at', 'datetime'),
+    ],
+    primaryKey: ['session_hash'],
+    foreignKeys: [{ columns: [ACCOUNT_COLUMN], refTable: 'accounts', refColumns: ['id'], onDelete: 'cascade' }],
+    indexes: [{ name: 'sessions_by_account', columns: [ACCOUNT_COLUMN], unique: false }],
+  },
+  {
+    // Failed logins per scope ("user:<name>" or "addr:<ip>"), in the database so that every
+    // server process counts the same failures.
+    name: 'login_throttle',
+    tenant: false,
+    columns: [col('scope_key', 'text'), col('failures', 'int32'), col('window_started_at', 'datetime'), col('blocked_until', 'datetime', true)],
+    primaryKey: ['scope_key'],
+    foreignKeys: [],
+    indexes: [],
+  },
+  {
+    // One service-wide sequence: entity ids are unique across every set and never reused.
+    name: 'id_sequence',
+    tenant: false,
+    columns: [col('name', 'text'), col('last_value', 'int64')],
+    primaryKey: ['name'],
+    foreignKeys: [],
+    indexes: [],
+  },
+];
+
+/** Order history lines (GetSalesOrderHistory); a tenant table that is not an entity set. */
+function orderHistoryTable(model: Model): TableDef {
+  const orders = model.typeByName.get('SalesOrder')!;
+  return {
+    name: 'sales_order_history',
+    tenant: true,
+    columns: [
+      col(ACCOUNT_COLUMN, 'int64'),
+      col('id', 'int64'),
+      col('sales_order_id', 'int64'),
+      col('platform_item_id', 'text'),
+      col('action', 'text'),
+      col('value', 'int32'),
+      col('recorded_at', 'datetime'),
+    ],
+    primaryKey: [ACCOUNT_COLUMN, 'id'],
+    foreignKeys: [{ columns: [ACCOUNT_COLUMN, 'sales_order_id'], refTable: orders.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' }],
+    indexes: [{ name: 'sales_order_history_by_order', columns: [ACCOUNT_COLUMN, 'sales_order_id', 'id'], unique: false }],
+  };
+}
+
+/** Every table, parents before children (the order DDL must run in). */
+export function buildSchema(model: Model): TableDef[] {
+  const entityTables = orderByDependencies(model.entityTypes.map((t) => entityTable(model, t)));
+  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model)];
+}
+
+function orderByDependencies(tables: TableDef[]): TableDef[] {
+  const byName = new Map(tables.map((t) => [t.name, t] as const));
+  const done = new Set<string>();
+  const ordered: TableDef[] = [];
+  const visit = (t: TableDef, path: Set<string>) => {
+    if (done.has(t.name)) return;
+    if (path.has(t.name)) throw new Error(`Foreign keys form a cycle through ${t.name}`);
+    path.add(t.name);
+    for (const fk of t.foreignKeys) {
+      const parent = byName.get(fk.refTable);
+      if (parent && parent !== t) visit(parent, path);
+    }
+    path.delete(t.name);
+    done.add(t.name);
+    ordered.push(t);
+  };
+  for (const t of tables) visit(t, new Set());
+  return ordered;
+}

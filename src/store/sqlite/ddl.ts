@@ -1,0 +1,78 @@
+/** Renders the schema (../schema.ts) as SQLite DDL and brings a database up to it. */
+import type Database from 'better-sqlite3';
+import type { MigrationReport } from '../store';
+import type { ColumnDef, ColumnType, TableDef } from '../schema';
+
+/** SQLite storage: Decimal as a scaled integer (exact, comparable), DateTime as UTC milliseconds. */
+const sqliteType: Record<ColumnType, string> = {
+  int64: 'INTEGER',
+  int32: 'INTEGER',
+  decimal: 'INTEGER',
+  text: 'TEXT',
+  boolean: 'INTEGER',
+  datetime: 'INTEGER',
+};
+
+const quote = (name: string) => `"${name}"`;
+const list = (names: readonly string[]) => names.map(quote).join(', ');
+
+function columnSql(c: ColumnDef): string {
+  return `${quote(c.name)} ${sqliteType[c.type]}${c.nullable ? '' : ' NOT NULL'}`;
+}
+
+export function createTableSql(t: TableDef): string {
+  const parts = t.columns.map((c) =>
+    t.autoIncrement && t.primaryKey.length === 1 && t.primaryKey[0] === c.name
+      ? `${quote(c.name)} INTEGER PRIMARY KEY AUTOINCREMENT`
+      : columnSql(c),
+  );
+  if (!t.autoIncrement) parts.push(`PRIMARY KEY (${list(t.primaryKey)})`);
+  for (const fk of t.foreignKeys) {
+    parts.push(
+      `FOREIGN KEY (${list(fk.columns)}) REFERENCES ${quote(fk.refTable)} (${list(fk.refColumns)})` +
+        (fk.onDelete === 'cascade' ? ' ON DELETE CASCADE' : ''),
+    );
+  }
+  return `CREATE TABLE ${quote(t.name)} (\n  ${parts.join(',\n  ')}\n)`;
+}
+
+export function createIndexSql(t: TableDef, index: TableDef['indexes'][number]): string {
+  return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quote(index.name)} ON ${quote(t.name)} (${list(index.columns)})`;
+}
+
+/**
+ * Creates missing tables and indexes and adds missing columns, in one transaction. A column added
+ * to an existing table must be nullable (SQLite cannot add a NOT NULL column without a default).
+ */
+export function migrateSqlite(db: Database.Database, tables: readonly TableDef[]): MigrationReport {
+  const report = { createdTables: [] as string[], addedColumns: [] as string[], createdIndexes: [] as string[] };
+  const run = db.transaction(() => {
+    const existingTables = new Set(
+      (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name),
+    );
+    const existingIndexes = new Set(
+      (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index'`).all() as { name: string }[]).map((r) => r.name),
+    );
+    for (const t of tables) {
+      if (!existingTables.has(t.name)) {
+        db.exec(createTableSql(t));
+        report.createdTables.push(t.name);
+      } else {
+        const have = new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).all(t.name) as { name: string }[]).map((r) => r.name));
+        for (const c of t.columns) {
+          if (have.has(c.name)) continue;
+          db.exec(`ALTER TABLE ${quote(t.name)} ADD COLUMN ${quote(c.name)} ${sqliteType[c.type]}`);
+          report.addedColumns.push(`${t.name}.${c.name}`);
+        }
+      }
+      for (const index of t.indexes) {
+        if (existingIndexes.has(index.name)) continue;
+        db.exec(createIndexSql(t, index));
+        report.createdIndexes.push(index.name);
+      }
+    }
+    db.prepare(`INSERT INTO id_sequence (name, last_value) VALUES ('entity', 0) ON CONFLICT (name) DO NOTHING`).run();
+  });
+  run.immediate();
+  return report;
+}

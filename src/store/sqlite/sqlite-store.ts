@@ -1,0 +1,167 @@
+/**
+ * The embedded SQLite adapter (better-sqlite3). Two connections: readers use their own, so they
+ * never see a write transaction that is still open; writes go through one queue on the writer
+ * connection. Writes that arrive together share one COMMIT (group commit): each runs inside its
+ * own SAVEPOINT, so one failing job rolls back alone, and every job is answered only after the
+ * shared COMMIT is on disk (synchronous=FULL).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store } from '../store';
+import type { TableDef } from '../schema';
+import { migrateSqlite } from './ddl';
+
+interface WriteJob {
+  run(tx: SqlExecutor): Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Jobs per shared commit: bounds the latency one commit adds to the first job in it. */
+const MAX_JOBS_PER_COMMIT = 64;
+
+/** A prepared-statement cache over one connection, exposed as the async executor interface. */
+class ConnectionExecutor implements SqlExecutor {
+  private readonly statements = new Map<string, Database.Statement>();
+  constructor(private readonly db: Database.Database) {}
+
+  prepare(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      if (statement.reader) statement.safeIntegers(true);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  async all<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
+    return this.prepare(sql).all(...params) as Row[];
+  }
+
+  async get<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row | undefined> {
+    return this.prepare(sql).get(...params) as Row | undefined;
+  }
+
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
+    const statement = this.prepare(sql);
+    // A statement that returns rows (INSERT … RETURNING) cannot use run(); step it instead.
+    if (statement.reader) return { changes: statement.all(...params).length };
+    return { changes: statement.run(...params).changes };
+  }
+}
+
+export interface SqliteOptions {
+  readonly file: string;
+  readonly tables: readonly TableDef[];
+}
+
+function openConnection(file: string): Database.Database {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  // Read the settings back: a build or file system that silently ignores them must not start.
+  const journal = String(db.pragma('journal_mode', { simple: true }));
+  const synchronous = Number(db.pragma('synchronous', { simple: true }));
+  const foreignKeys = Number(db.pragma('foreign_keys', { simple: true }));
+  if (journal.toLowerCase() !== 'wal') throw new Error(`SQLite journal_mode is ${journal}, expected wal`);
+  if (synchronous !== 2) throw new Error(`SQLite synchronous is ${synchronous}, expected 2 (FULL)`);
+  if (foreignKeys !== 1) throw new Error('SQLite foreign_keys could not be switched on');
+  return db;
+}
+
+export class SqliteStore implements Store {
+  readonly engine = 'sqlite' as const;
+  readonly reader: SqlExecutor;
+  private readonly writerDb: Database.Database;
+  private readonly readerDb: Database.Database;
+  private readonly writer: ConnectionExecutor;
+  private readonly queue: WriteJob[] = [];
+  private draining = false;
+  private closed = false;
+
+  constructor(private readonly options: SqliteOptions) {
+    if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
+    this.writerDb = openConnection(options.file);
+    this.readerDb = openConnection(options.file);
+    this.writer = new ConnectionExecutor(this.writerDb);
+    this.reader = new ConnectionExecutor(this.readerDb);
+  }
+
+  async migrate(): Promise<MigrationReport> {
+    return migrateSqlite(this.writerDb, this.options.tables);
+  }
+
+  write<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('The store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.draining) void this.drain();
+    });
+  }
+
+  async nextId(tx: SqlExecutor): Promise<bigint> {
+    const row = await tx.get<{ last_value: bigint }>(
+      `UPDATE id_sequence SET last_value = last_value + 1 WHERE name = 'entity' RETURNING last_value`,
+    );
+    if (!row) throw new Error('The id sequence is missing: run the migrations');
+    return row.last_value;
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, MAX_JOBS_PER_COMMIT);
+        await this.commitBatch(batch);
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async commitBatch(batch: WriteJob[]): Promise<void> {
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.writerDb.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    for (const job of batch) {
+      this.writerDb.exec('SAVEPOINT job');
+      try {
+        const value = await job.run(this.writer);
+        this.writerDb.exec('RELEASE job');
+        outcomes.push({ ok: true, value });
+      } catch (error) {
+        this.writerDb.exec('ROLLBACK TO job');
+        this.writerDb.exec('RELEASE job');
+        outcomes.push({ ok: false, value: error });
+      }
+    }
+    try {
+      this.writerDb.exec('COMMIT');
+    } catch (error) {
+      if (this.writerDb.inTransaction) this.writerDb.exec('ROLLBACK');
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) job.resolve(outcome.value);
+      else job.reject(outcome.value);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.draining) await new Promise((r) => setTimeout(r, 5));
+    this.readerDb.close();
+    this.writerDb.close();
+  }
+}
