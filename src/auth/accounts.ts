@@ -1,0 +1,110 @@
+/**
+ * Operator actions on accounts and subscription tokens (called by the command-line tool; nothing
+ * creates an account anonymously). The plain token is returned once, to be handed to the seller;
+ * only its hash is stored.
+ */
+import type { Clock } from '../clock';
+import type { Store } from '../store/store';
+import { hashCredential, isWellFormedSubscriptionToken, newSubscriptionToken } from './credentials';
+import { countAccountRows, insertAccount, insertSubscriptionToken, insertSubscriptionTokenForUser, revokeSubscriptionToken } from './directory';
+import { hashPassword } from './passwords';
+
+export class AccountExistsError extends Error {
+  override readonly name = 'AccountExistsError';
+  constructor(readonly userName: string) {
+    super(`An account with the user name '${userName}' already exists`);
+  }
+}
+
+export class InvalidAccountInputError extends Error {
+  override readonly name = 'InvalidAccountInputError';
+}
+
+export class UnknownAccountError extends Error {
+  override readonly name = 'UnknownAccountError';
+  constructor(readonly userName: string) {
+    super(`There is no account with the user name '${userName}'`);
+  }
+}
+
+export const USER_NAME_MAX_LENGTH = 100;
+export const PASSWORD_MIN_LENGTH = 8;
+/** Bounds the work one login can ask of scrypt's input stage. */
+export const PASSWORD_MAX_LENGTH = 1024;
+
+const CONTROL_CHARACTER = /\p{Cc}/u;
+/** A lone UTF-16 surrogate: text that is not valid Unicode (and cannot be stored as UTF-8). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why a user name is unacceptable, or undefined when it is fine. */
+export function userNameProblem(userName: unknown): string | undefined {
+  if (typeof userName !== 'string' || userName.length === 0) return 'The user name must not be empty';
+  if (userName.length > USER_NAME_MAX_LENGTH) return `The user name must be at most ${USER_NAME_MAX_LENGTH} characters`;
+  if (CONTROL_CHARACTER.test(userName)) return 'The user name must not contain control characters';
+  if (LONE_SURROGATE.test(userName)) return 'The user name must be valid Unicode text';
+  // Leading/trailing blanks would make two accounts that look identical when written down.
+  if (userName.trim() !== userName) return 'The user name must not begin or end with white space';
+  return undefined;
+}
+
+export function passwordProblem(password: unknown): string | undefined {
+  if (typeof password !== 'string' || password.length < PASSWORD_MIN_LENGTH) {
+    return `The password must be at least ${PASSWORD_MIN_LENGTH} characters`;
+  }
+  if (password.length > PASSWORD_MAX_LENGTH) return `The password must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  return undefined;
+}
+
+export interface NewAccountInput {
+  readonly userName: string;
+  readonly password: string;
+}
+
+export interface CreatedAccount {
+  readonly accountId: number;
+  readonly userName: string;
+  /** The account's first subscription token, in plain text: shown once, never stored. */
+  readonly subscriptionToken: string;
+}
+
+export async function createAccount(store: Store, clock: Clock, input: NewAccountInput): Promise<CreatedAccount> {
+  const problem = userNameProblem(input.userName) ?? passwordProblem(input.password);
+  if (problem) throw new InvalidAccountInputError(problem);
+  // scrypt runs before the transaction: it must not hold the single writer.
+  const passwordHash = await hashPassword(input.password);
+  const subscriptionToken = newSubscriptionToken();
+  const now = clock.now();
+  const accountId = await store.write(async (tx) => {
+    const id = await insertAccount(tx, input.userName, passwordHash, now);
+    if (id === undefined) throw new AccountExistsError(input.userName);
+    await insertSubscriptionToken(tx, hashCredential(subscriptionToken), id, now);
+    return id;
+  });
+  return { accountId, userName: input.userName, subscriptionToken };
+}
+
+/** How many accounts exist (the server creates a demo account only into an empty database). */
+export async function countAccounts(store: Store): Promise<number> {
+  return countAccountRows(store.reader);
+}
+
+/** Issues another subscription token for an account (e.g. one per connector, or for rotation). */
+export async function createToken(store: Store, clock: Clock, userName: string): Promise<string> {
+  const token = newSubscriptionToken();
+  const now = clock.now();
+  const added = await store.write((tx) => insertSubscriptionTokenForUser(tx, hashCredential(token), userName, now));
+  if (!added) throw new UnknownAccountError(userName);
+  return token;
+}
+
+/**
+ * Revokes a token; true if it was live (false if unknown, malformed or already revoked).
+ * Lenient about case and surrounding blanks (an operator may paste it from anywhere): tokens
+ * are issued in lower case, so this can only ever match the one token meant.
+ */
+export async function revokeToken(store: Store, clock: Clock, token: string): Promise<boolean> {
+  const normalized = typeof token === 'string' ? token.trim().toLowerCase() : token;
+  if (!isWellFormedSubscriptionToken(normalized)) return false;
+  const now = clock.now();
+  return store.write((tx) => revokeSubscriptionToken(tx, hashCredential(normalized), now));
+}

@@ -1,0 +1,280 @@
+/**
+ * All SQL for the auth tables (accounts, subscription_tokens, sessions, login_throttle), so the
+ * rules above it read as rules and the statements can be reviewed in one place.
+ *
+ * Dialect-neutral on purpose (the same text will run on PostgreSQL): `?` placeholders with bound
+ * values only, standard `INSERT … ON CONFLICT … DO UPDATE`, `RETURNING`, no engine functions.
+ * Times are UTC milliseconds, computed by the caller from its Clock, never by the database, so
+ * tests can move time and every process agrees on the rules.
+ *
+ * Integers may come back as bigint (SQLite adapter) or string (PostgreSQL int8); toNumber()
+ * converts them, which is exact for ids and millisecond timestamps (far below 2^53).
+ */
+import type { SqlExecutor } from '../store/store';
+
+function toNumber(value: unknown): number {
+  const n = typeof value === 'number' ? value : Number(value as bigint | string);
+  if (!Number.isSafeInteger(n)) throw new Error(`Expected an integer from the database, got ${String(value)}`);
+  return n;
+}
+
+function toNumberOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : toNumber(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accounts
+
+/** Inserts an account; undefined when the user name is taken (no exception, no aborted statement). */
+export async function insertAccount(
+  tx: SqlExecutor,
+  userName: string,
+  passwordHash: string,
+  now: number,
+): Promise<number | undefined> {
+  const row = await tx.get<{ id: unknown }>(
+    `INSERT INTO accounts (user_name, password_hash, created_at) VALUES (?, ?, ?)
+     ON CONFLICT (user_name) DO NOTHING
+     RETURNING id`,
+    [userName, passwordHash, now],
+  );
+  return row ? toNumber(row.id) : undefined;
+}
+
+export async function countAccountRows(db: SqlExecutor): Promise<number> {
+  const row = await db.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM accounts`);
+  return row ? toNumber(row.n) : 0;
+}
+
+export interface AccountLogin {
+  readonly accountId: number;
+  readonly passwordHash: string;
+}
+
+export async function findAccountByUserName(db: SqlExecutor, userName: string): Promise<AccountLogin | undefined> {
+  const row = await db.get<{ id: unknown; password_hash: string }>(
+    `SELECT id, password_hash FROM accounts WHERE user_name = ?`,
+    [userName],
+  );
+  return row ? { accountId: toNumber(row.id), passwordHash: row.password_hash } : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subscription tokens
+
+export async function insertSubscriptionToken(tx: SqlExecutor, tokenHash: string, accountId: number, now: number): Promise<void> {
+  await tx.run(`INSERT INTO subscription_tokens (token_hash, account_id, created_at) VALUES (?, ?, ?)`, [
+    tokenHash,
+    accountId,
+    now,
+  ]);
+}
+
+/** Adds a token to the account with that user name in one statement; false when there is none. */
+export async function insertSubscriptionTokenForUser(
+  tx: SqlExecutor,
+  tokenHash: string,
+  userName: string,
+  now: number,
+): Promise<boolean> {
+  const result = await tx.run(
+    `INSERT INTO subscription_tokens (token_hash, account_id, created_at)
+     SELECT ?, id, ? FROM accounts WHERE user_name = ?`,
+    [tokenHash, now, userName],
+  );
+  return result.changes > 0;
+}
+
+/** Marks a live token revoked (the row stays, for audit); false when none was live. */
+export async function revokeSubscriptionToken(tx: SqlExecutor, tokenHash: string, now: number): Promise<boolean> {
+  const result = await tx.run(
+    `UPDATE subscription_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL`,
+    [now, tokenHash],
+  );
+  return result.changes > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions (expires_at is the absolute limit; the idle limit is last_seen_at + idle timeout)
+
+export interface NewSession {
+  readonly sessionHash: string;
+  readonly accountId: number;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+}
+
+export async function insertSession(tx: SqlExecutor, session: NewSession): Promise<void> {
+  await tx.run(
+    `INSERT INTO sessions (session_hash, account_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+    [session.sessionHash, session.accountId, session.createdAt, session.createdAt, session.expiresAt],
+  );
+}
+
+export interface LiveSession {
+  readonly accountId: number;
+  readonly lastSeenAt: number;
+}
+
+/** The session if it is live at `now`: before its absolute end and seen after idleCutoff. */
+export async function findLiveSession(
+  db: SqlExecutor,
+  sessionHash: string,
+  now: number,
+  idleCutoff: number,
+): Promise<LiveSession | undefined> {
+  const row = await db.get<{ account_id: unknown; last_seen_at: unknown }>(
+    `SELECT account_id, last_seen_at FROM sessions
+     WHERE session_hash = ? AND expires_at > ? AND last_seen_at > ?`,
+    [sessionHash, now, idleCutoff],
+  );
+  return row ? { accountId: toNumber(row.account_id), lastSeenAt: toNumber(row.last_seen_at) } : undefined;
+}
+
+/**
+ * The live session, only if the token is live and belongs to the same account: one indexed
+ * lookup per request for both credentials, and no way to pair one account's token with
+ * another's cookie.
+ */
+export async function findLiveSessionWithToken(
+  db: SqlExecutor,
+  sessionHash: string,
+  tokenHash: string,
+  now: number,
+  idleCutoff: number,
+): Promise<LiveSession | undefined> {
+  const row = await db.get<{ account_id: unknown; last_seen_at: unknown }>(
+    `SELECT s.account_id, s.last_seen_at
+     FROM sessions s
+     JOIN subscription_tokens t ON t.account_id = s.account_id
+     WHERE s.session_hash = ? AND s.expires_at > ? AND s.last_seen_at > ?
+       AND t.token_hash = ? AND t.revoked_at IS NULL`,
+    [sessionHash, now, idleCutoff, tokenHash],
+  );
+  return row ? { accountId: toNumber(row.account_id), lastSeenAt: toNumber(row.last_seen_at) } : undefined;
+}
+
+/** Moves last_seen_at forward (never back, should touches from two processes cross). */
+export async function touchSession(tx: SqlExecutor, sessionHash: string, now: number): Promise<void> {
+  await tx.run(`UPDATE sessions SET last_seen_at = ? WHERE session_hash = ? AND last_seen_at < ?`, [
+    now,
+    sessionHash,
+    now,
+  ]);
+}
+
+export async function deleteSession(tx: SqlExecutor, sessionHash: string): Promise<boolean> {
+  const result = await tx.run(`DELETE FROM sessions WHERE session_hash = ?`, [sessionHash]);
+  return result.changes > 0;
+}
+
+/** Removes sessions that can no longer be used (housekeeping; they are refused anyway). */
+export async function deleteExpiredSessions(tx: SqlExecutor, now: number, idleCutoff: number): Promise<number> {
+  const result = await tx.run(`DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?`, [now, idleCutoff]);
+  return result.changes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Login throttle
+
+export interface ThrottleRow {
+  readonly scopeKey: string;
+  readonly failures: number;
+  readonly windowStartedAt: number;
+  readonly blockedUntil: number | null;
+}
+
+export async function readThrottleRows(db: SqlExecutor, scopeKeys: readonly string[]): Promise<ThrottleRow[]> {
+  if (scopeKeys.length === 0) return [];
+  // Only the number of placeholders depends on the input; the keys themselves are bound.
+  const placeholders = scopeKeys.map(() => '?').join(', ');
+  const rows = await db.all<{ scope_key: string; failures: unknown; window_started_at: unknown; blocked_until: unknown }>(
+    `SELECT scope_key, failures, window_started_at, blocked_until FROM login_throttle WHERE scope_key IN (${placeholders})`,
+    scopeKeys,
+  );
+  return rows.map((r) => ({
+    scopeKey: r.scope_key,
+    failures: toNumber(r.failures),
+    windowStartedAt: toNumber(r.window_started_at),
+    blockedUntil: toNumberOrNull(r.blocked_until),
+  }));
+}
+
+/**
+ * Counts one attempt against a scope in a single atomic statement (safe with concurrent
+ * processes: the upsert locks the row). Rules, all on the row as it was:
+ * - blocked (blocked_until > now): nothing changes; the caller sees blockedUntil and refuses;
+ * - stale (window started at or before staleBefore, and any block ended at or before it too):
+ *   a new window starts with this attempt;
+ * - otherwise: one more failure in the current window.
+ * Returns the row after the statement.
+ */
+export async function countThrottleAttempt(
+  tx: SqlExecutor,
+  scopeKey: string,
+  now: number,
+  staleBefore: number,
+): Promise<{ failures: number; blockedUntil: number | null }> {
+  const blocked = `login_throttle.blocked_until > ?`;
+  const stale =
+    `login_throttle.window_started_at <= ? AND ` +
+    `(login_throttle.blocked_until IS NULL OR login_throttle.blocked_until <= ?)`;
+  const row = await tx.get<{ failures: unknown; blocked_until: unknown }>(
+    `INSERT INTO login_throttle (scope_key, failures, window_started_at, blocked_until) VALUES (?, 1, ?, NULL)
+     ON CONFLICT (scope_key) DO UPDATE SET
+       failures = CASE WHEN ${blocked} THEN login_throttle.failures
+                       WHEN ${stale} THEN 1
+                       ELSE login_throttle.failures + 1 END,
+       window_started_at = CASE WHEN ${blocked} THEN login_throttle.window_started_at
+                                WHEN ${stale} THEN ?
+                                ELSE login_throttle.window_started_at END,
+       blocked_until = CASE WHEN ${blocked} THEN login_throttle.blocked_until
+                            WHEN ${stale} THEN NULL
+                            ELSE login_throttle.blocked_until END
+     RETURNING failures, blocked_until`,
+    [
+      scopeKey, now,
+      now, staleBefore, staleBefore,
+      now, staleBefore, staleBefore, now,
+      now, staleBefore, staleBefore,
+    ],
+  );
+  if (!row) throw new Error('login_throttle upsert returned no row');
+  return { failures: toNumber(row.failures), blockedUntil: toNumberOrNull(row.blocked_until) };
+}
+
+export async function setThrottleBlock(tx: SqlExecutor, scopeKey: string, blockedUntil: number): Promise<void> {
+  await tx.run(`UPDATE login_throttle SET blocked_until = ? WHERE scope_key = ?`, [blockedUntil, scopeKey]);
+}
+
+export async function deleteThrottleRow(tx: SqlExecutor, scopeKey: string): Promise<void> {
+  await tx.run(`DELETE FROM login_throttle WHERE scope_key = ?`, [scopeKey]);
+}
+
+/**
+ * Takes back one counted attempt (it turned out to be a successful login). If that attempt set
+ * the current block, the block ends now; the end time is kept so the escalation memory stays.
+ */
+export async function refundThrottleAttempt(
+  tx: SqlExecutor,
+  scopeKey: string,
+  blockSetByAttempt: number | null,
+  now: number,
+): Promise<void> {
+  await tx.run(
+    `UPDATE login_throttle SET
+       failures = CASE WHEN failures > 0 THEN failures - 1 ELSE 0 END,
+       blocked_until = CASE WHEN blocked_until = ? THEN ? ELSE blocked_until END
+     WHERE scope_key = ?`,
+    [blockSetByAttempt, now, scopeKey],
+  );
+}
+
+/** Removes rows that would start a fresh window anyway (housekeeping). */
+export async function deleteStaleThrottleRows(tx: SqlExecutor, staleBefore: number): Promise<number> {
+  const result = await tx.run(
+    `DELETE FROM login_throttle WHERE window_started_at <= ? AND (blocked_until IS NULL OR blocked_until <= ?)`,
+    [staleBefore, staleBefore],
+  );
+  return result.changes;
+}

@@ -1,0 +1,175 @@
+/**
+ * Login sessions (the .ASPXAUTH cookie) and request authentication. Sessions live in the
+ * database, so every server process honours every session; the cookie carries only a random
+ * value whose hash is the row's key.
+ *
+ * A session ends 20 minutes after its last use (sliding) and at most 12 hours after login.
+ * last_seen_at is written at most once per touchIntervalMs, so a stream of reads does not turn
+ * into a stream of writes; the idle limit is therefore exact to within that interval (a session
+ * may end up to touchIntervalMs early, never late).
+ */
+import type { Clock } from '../clock';
+import type { Store } from '../store/store';
+import { PASSWORD_MAX_LENGTH, userNameProblem } from './accounts';
+import { hashCredential, isWellFormedSessionValue, isWellFormedSubscriptionToken, newSessionValue } from './credentials';
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  findAccountByUserName,
+  findLiveSession,
+  findLiveSessionWithToken,
+  insertSession,
+  touchSession,
+  type LiveSession,
+} from './directory';
+import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords';
+import { LoginThrottle, type ThrottleOptions } from './throttle';
+
+export interface SessionOptions {
+  readonly idleTimeoutMs: number;
+  readonly absoluteTimeoutMs: number;
+  /** last_seen_at is only rewritten when older than this. */
+  readonly touchIntervalMs: number;
+  readonly throttle?: Partial<ThrottleOptions>;
+}
+
+export const DEFAULT_SESSION_OPTIONS: SessionOptions = {
+  idleTimeoutMs: 20 * 60_000,
+  absoluteTimeoutMs: 12 * 60 * 60_000,
+  touchIntervalMs: 60_000,
+};
+
+export interface LoginSucceeded {
+  readonly ok: true;
+  /** The value for `.ASPXAUTH`; shown to the client once, stored only as a hash. */
+  readonly cookieValue: string;
+  readonly accountId: number;
+}
+
+/** Unknown user name and wrong password both get exactly this: nothing tells them apart. */
+export interface LoginFailed {
+  readonly ok: false;
+}
+
+/** Too many recent failures for this user name or client address: 429 with Retry-After. */
+export interface LoginThrottled {
+  readonly ok: false;
+  readonly throttled: true;
+  readonly retryAfterSeconds: number;
+}
+
+export type LoginResult = LoginSucceeded | LoginFailed | LoginThrottled;
+
+export class SessionService {
+  readonly options: Required<Omit<SessionOptions, 'throttle'>>;
+  readonly throttle: LoginThrottle;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    options: Partial<SessionOptions> = {},
+  ) {
+    const { throttle, ...timeouts } = options;
+    this.options = { ...DEFAULT_SESSION_OPTIONS, ...timeouts };
+    const { idleTimeoutMs, absoluteTimeoutMs, touchIntervalMs } = this.options;
+    if (!(idleTimeoutMs > 0 && absoluteTimeoutMs > 0 && touchIntervalMs >= 0 && touchIntervalMs < idleTimeoutMs)) {
+      throw new RangeError('Session timeouts must be positive, with touchIntervalMs below idleTimeoutMs');
+    }
+    this.throttle = new LoginThrottle(store, clock, throttle);
+  }
+
+  /** How long a session can last at most (for a persistent cookie's expiry). */
+  get absoluteTimeoutMs(): number {
+    return this.options.absoluteTimeoutMs;
+  }
+
+  async login(userName: string, password: string, clientAddress: string): Promise<LoginResult> {
+    // A name that breaks the account rules cannot exist: no lookup and no user scope for it
+    // (the address scope still counts it). The answer and the cost are those of a wrong password.
+    const nameIsPossible = typeof userName === 'string' && userNameProblem(userName) === undefined;
+    const passwordIsPossible = typeof password === 'string' && password.length <= PASSWORD_MAX_LENGTH;
+    const scopes = this.throttle.scopesFor(nameIsPossible ? userName : undefined, String(clientAddress ?? ''));
+
+    // Blocked scopes are answered from a read, before any write or any password work.
+    const waitSeconds = await this.throttle.retryAfter(scopes);
+    if (waitSeconds !== undefined) return throttled(waitSeconds);
+    const reserved = await this.throttle.reserve(scopes);
+    if (!reserved.ok) return throttled(reserved.retryAfterSeconds);
+
+    const account = nameIsPossible ? await findAccountByUserName(this.store.reader, userName) : undefined;
+    // Always one scrypt: against the account's hash, or the dummy hash for an unknown user.
+    const matches = await verifyPassword(
+      passwordIsPossible ? password : '',
+      account?.passwordHash ?? DUMMY_PASSWORD_HASH,
+    );
+    if (!account || !passwordIsPossible || !matches) return { ok: false };
+
+    const cookieValue = newSessionValue();
+    const now = this.clock.now();
+    await this.store.write(async (tx) => {
+      await insertSession(tx, {
+        sessionHash: hashCredential(cookieValue),
+        accountId: account.accountId,
+        createdAt: now,
+        expiresAt: now + this.options.absoluteTimeoutMs,
+      });
+      await this.throttle.settleSuccess(tx, reserved.reservation);
+    });
+    return { ok: true, cookieValue, accountId: account.accountId };
+  }
+
+  /** Ends the session on the server; true if there was one to end. */
+  async logout(cookieValue: string): Promise<boolean> {
+    if (!isWellFormedSessionValue(cookieValue)) return false;
+    const sessionHash = hashCredential(cookieValue);
+    return this.store.write((tx) => deleteSession(tx, sessionHash));
+  }
+
+  /** Whether the cookie names a live session (IsLoggedIn). Counts as a use of the session. */
+  async isLoggedIn(cookieValue: string): Promise<boolean> {
+    if (!isWellFormedSessionValue(cookieValue)) return false;
+    const now = this.clock.now();
+    const sessionHash = hashCredential(cookieValue);
+    const session = await findLiveSession(this.store.reader, sessionHash, now, now - this.options.idleTimeoutMs);
+    if (!session) return false;
+    await this.touchIfDue(sessionHash, session, now);
+    return true;
+  }
+
+  /**
+   * The account a request acts for: both the subscription token and the session cookie must be
+   * live and belong to the same account; otherwise undefined (answer 401).
+   */
+  async authenticate(subscriptionToken: string, cookieValue: string): Promise<number | undefined> {
+    if (!isWellFormedSubscriptionToken(subscriptionToken) || !isWellFormedSessionValue(cookieValue)) return undefined;
+    const now = this.clock.now();
+    const sessionHash = hashCredential(cookieValue);
+    const session = await findLiveSessionWithToken(
+      this.store.reader,
+      sessionHash,
+      hashCredential(subscriptionToken),
+      now,
+      now - this.options.idleTimeoutMs,
+    );
+    if (!session) return undefined;
+    await this.touchIfDue(sessionHash, session, now);
+    return session.accountId;
+  }
+
+  /** Deletes expired sessions and quiet throttle rows (housekeeping; expired rows are refused anyway). */
+  async pruneExpired(): Promise<{ sessions: number; throttleRows: number }> {
+    const now = this.clock.now();
+    const sessions = await this.store.write((tx) => deleteExpiredSessions(tx, now, now - this.options.idleTimeoutMs));
+    const throttleRows = await this.throttle.prune();
+    return { sessions, throttleRows };
+  }
+
+  private async touchIfDue(sessionHash: string, session: LiveSession, now: number): Promise<void> {
+    if (now - session.lastSeenAt < this.options.touchIntervalMs) return;
+    await this.store.write((tx) => touchSession(tx, sessionHash, now));
+  }
+}
+
+function throttled(retryAfterSeconds: number): LoginThrottled {
+  return { ok: false, throttled: true, retryAfterSeconds };
+}

@@ -1,0 +1,118 @@
+/**
+ * The `catalogue` command: serve, migrate, account create, token create, token revoke.
+ * Argument parsing is node:util's parseArgs; every command reads the same configuration as
+ * the server (DATABASE_URL and friends).
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig, ConfigError } from '../config';
+import { ConfigurationError, openStore } from '../store/open';
+import { systemClock } from '../clock';
+import { AccountExistsError, InvalidAccountInputError, UnknownAccountError, createAccount, createToken, revokeToken } from '../auth/accounts';
+import { serve } from './serve';
+
+const USAGE = `Usage: catalogue <command>
+
+Commands:
+  serve                                         serve the OData service (what npm start runs)
+  migrate                                       create or update the database schema
+  account create --user NAME --password PW      create a seller account; prints {"accountId","userName","subscriptionToken"}
+  token create --user NAME                      issue another SubscriptionToken for an account
+  token revoke --token TOKEN                    revoke a SubscriptionToken
+
+Configuration comes from the environment (PORT, HOST, DATABASE_URL, …): see the README.`;
+
+class UsageError extends Error {}
+
+function options(args: string[], names: readonly string[]): Record<string, string> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: true,
+  });
+  if (positionals.length) throw new UsageError(`Unexpected argument '${positionals[0]}'.`);
+  const result: Record<string, string> = {};
+  for (const n of names) {
+    const v = values[n];
+    if (typeof v !== 'string' || v === '') throw new UsageError(`--${n} is required.`);
+    result[n] = v;
+  }
+  return result;
+}
+
+/** Runs a command that needs the migrated store, then closes it. */
+async function withStore<T>(fn: (store: ReturnType<typeof openStore>) => Promise<T>): Promise<T> {
+  const store = openStore(loadConfig().databaseUrl);
+  try {
+    await store.migrate();
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function run(argv: string[]): Promise<void> {
+  const [command, sub, ...rest] = argv;
+  const key = command === 'account' || command === 'token' ? `${command} ${sub ?? ''}` : command;
+  const args = command === 'account' || command === 'token' ? rest : argv.slice(1);
+  switch (key) {
+    case 'serve':
+      options(args, []);
+      return serve(loadConfig());
+    case 'migrate': {
+      options(args, []);
+      const store = openStore(loadConfig().databaseUrl);
+      try {
+        const report = await store.migrate();
+        process.stdout.write(JSON.stringify(report) + '\n');
+      } finally {
+        await store.close();
+      }
+      return;
+    }
+    case 'account create': {
+      const o = options(args, ['user', 'password']);
+      const created = await withStore((store) => createAccount(store, systemClock, { userName: o.user!, password: o.password! }));
+      process.stdout.write(JSON.stringify(created) + '\n');
+      return;
+    }
+    case 'token create': {
+      const o = options(args, ['user']);
+      process.stdout.write((await withStore((store) => createToken(store, systemClock, o.user!))) + '\n');
+      return;
+    }
+    case 'token revoke': {
+      const o = options(args, ['token']);
+      const revoked = await withStore((store) => revokeToken(store, systemClock, o.token!));
+      if (!revoked) throw new UsageError('No live token matches; nothing was revoked.');
+      process.stdout.write('revoked\n');
+      return;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+      process.stdout.write(USAGE + '\n');
+      return;
+    default:
+      throw new UsageError(`Unknown command '${argv.slice(0, 2).join(' ')}'.`);
+  }
+}
+
+/** Errors the user can act on are printed plainly; anything else is a fault with its stack. */
+const userErrors = [UsageError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError];
+
+export function main(argv: string[]): void {
+  run(argv).catch((error: unknown) => {
+    if (userErrors.some((E) => error instanceof E)) {
+      process.stderr.write(`catalogue: ${(error as Error).message}\n`);
+      if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`catalogue: ${error.message}\n\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`catalogue: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    }
+  });
+}

@@ -1,0 +1,58 @@
+/**
+ * `catalogue serve`: starts the service, creates and prints a demo account when the database has
+ * none (unless DEMO_ACCOUNT=false), and shuts down gracefully on SIGTERM/SIGINT.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config';
+import { startService, type RunningService } from '../server/app';
+import { countAccounts, createAccount } from '../auth/accounts';
+
+export const DEMO_USER = 'demo';
+
+/** The banner a new user copies from: credentials and a curl sequence that works as printed. */
+export function demoBanner(origin: string, password: string, token: string): string {
+  const jar = '/tmp/catalogue-demo-cookies.txt';
+  return [
+    '',
+    'No account existed, so a demo account was created (shown only this once):',
+    `  user name:          ${DEMO_USER}`,
+    `  password:           ${password}`,
+    `  SubscriptionToken:  ${token}`,
+    '',
+    'Log in, then read the service document:',
+    `  curl -s -c ${jar} -H 'Content-Type: application/json' -d '{"userName":"${DEMO_USER}","password":"${password}","createPersistentCookie":false}' ${origin}/Authentication_JSON_AppService.axd/Login`,
+    `  curl -s -b ${jar} -H 'SubscriptionToken: ${token}' -H 'Accept: application/json' ${origin}/publicapi/v1/api.svc/`,
+    '',
+  ].join('\n');
+}
+
+async function createDemoAccount(service: RunningService): Promise<void> {
+  const { app } = service;
+  if ((await countAccounts(app.store)) > 0) return;
+  const password = randomBytes(12).toString('base64url');
+  const account = await createAccount(app.store, app.clock, { userName: DEMO_USER, password });
+  // A wildcard listen address is reached on loopback from the same machine.
+  const origin = service.origin.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+  process.stdout.write(demoBanner(origin, password, account.subscriptionToken) + '\n');
+}
+
+export async function serve(config: Config): Promise<void> {
+  const service = await startService(config);
+  service.app.log.info({ origin: service.origin, database: service.app.store.engine }, 'catalogue-service listening');
+  if (config.demoAccount) await createDemoAccount(service);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.app.log.info({ signal }, 'shutting down: draining in-flight requests');
+    service.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        service.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

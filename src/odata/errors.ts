@@ -1,0 +1,53 @@
+/**
+ * One error type for everything the client did wrong (or may not do). Anything else that is
+ * thrown is a fault: answered as a 500 that names only the request id, and logged.
+ */
+import { escapeXml } from './xml-escape';
+
+export class ODataError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** Service-defined sub-status; WCF left it empty. */
+    readonly code: string = '',
+    /** Extra response headers (Allow, Retry-After, …). */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, code = '') => new ODataError(400, message, code);
+export const notFound = (message: string) => new ODataError(404, message);
+export const methodNotAllowed = (method: string, allow: readonly string[]) =>
+  new ODataError(405, `The HTTP method '${method}' is not allowed on this resource. Allowed: ${allow.join(', ')}.`, '', {
+    Allow: allow.join(', '),
+  });
+export const unauthorized = (message = 'Authentication required: send a valid SubscriptionToken header and .ASPXAUTH cookie of one account.') =>
+  new ODataError(401, message);
+
+export type ErrorFormat = 'json' | 'xml';
+
+export interface RenderedError {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+const METADATA_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
+
+/** The OData error document of [MS-ODATA] 2.2.8.1, never wrapped in "d". */
+export function renderError(format: ErrorFormat, code: string, message: string): RenderedError {
+  if (format === 'json') {
+    return {
+      contentType: 'application/json;charset=utf-8',
+      body: JSON.stringify({ error: { code, message: { lang: 'en-US', value: message } } }),
+    };
+  }
+  return {
+    contentType: 'application/xml;charset=utf-8',
+    body:
+      '<?xml version="1.0" encoding="utf-8" standalone="yes"?>' +
+      `<error xmlns="${METADATA_NS}"><code>${escapeXml(code)}</code>` +
+      `<message xml:lang="en-US">${escapeXml(message)}</message></error>`,
+  };
+}

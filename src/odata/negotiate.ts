@@ -1,0 +1,104 @@
+/**
+ * Content negotiation ($format wins over Accept) and the DataServiceVersion headers.
+ * Media-type parameters other than q (odata=verbose, type=feed, charset) do not take part in
+ * matching, as OData v1/v2 clients expect; the Negotiator library does the q-value ranking.
+ */
+import Negotiator from 'negotiator';
+import { badRequest, ODataError, type ErrorFormat } from './errors';
+
+/** What a resource can be written as, the first being its default. */
+export const MEDIA = {
+  /** Feeds and entries. */
+  entity: ['application/atom+xml', 'application/json', 'application/xml', 'text/xml'],
+  serviceDocument: ['application/xml', 'application/atomsvc+xml', 'application/json'],
+  /** Properties, $links and service operation results. */
+  xmlOrJson: ['application/xml', 'text/xml', 'application/json'],
+  metadata: ['application/xml'],
+  text: ['text/plain'],
+} as const;
+
+const FORMAT_ALIASES: Readonly<Record<string, string>> = {
+  json: 'application/json',
+  atom: 'application/atom+xml',
+  xml: 'application/xml',
+};
+
+/** Accept with every parameter but q removed. */
+function normaliseAccept(accept: string): string {
+  return accept
+    .split(',')
+    .map((range) => {
+      const [type, ...params] = range.split(';');
+      const q = params.map((x) => x.trim()).find((x) => /^q=/i.test(x));
+      return q ? `${type!.trim()};${q}` : type!.trim();
+    })
+    .filter((range) => range.length > 0)
+    .join(', ');
+}
+
+/** The media type named by $format, or undefined when there is none. */
+function formatOption(format: string | undefined): string | undefined {
+  if (format === undefined) return undefined;
+  const alias = FORMAT_ALIASES[format.toLowerCase()];
+  if (alias) return alias;
+  if (/^[\w.+-]+\/[\w.+-]+(;.*)?$/.test(format)) return format.split(';')[0]!.trim().toLowerCase();
+  throw badRequest(`The $format value '${format}' is not supported. Use json, atom or xml.`);
+}
+
+/** The response media type for a resource that can be written as `available`, or a 406. */
+export function negotiate(accept: string | undefined, format: string | undefined, available: readonly string[]): string {
+  const wanted = formatOption(format);
+  if (wanted !== undefined) {
+    if (available.includes(wanted)) return wanted;
+    throw new ODataError(406, `The $format '${format}' cannot be used for this resource. Available: ${available.join(', ')}.`);
+  }
+  if (accept === undefined || accept.trim() === '') return available[0]!;
+  const chosen = new Negotiator({ headers: { accept: normaliseAccept(accept) } }).mediaType([...available]);
+  if (!chosen) {
+    throw new ODataError(406, `None of the media types in the Accept header can be produced. Available: ${available.join(', ')}.`);
+  }
+  return chosen;
+}
+
+/** Errors are written as JSON when the client asked for JSON, otherwise as XML. */
+export function errorFormatOf(accept: string | undefined, format: string | undefined): ErrorFormat {
+  if (format !== undefined) return format.toLowerCase() === 'json' || format.toLowerCase().startsWith('application/json') ? 'json' : 'xml';
+  if (!accept) return 'xml';
+  const chosen = new Negotiator({ headers: { accept: normaliseAccept(accept) } }).mediaType(['application/xml', 'application/json']);
+  return chosen === 'application/json' ? 'json' : 'xml';
+}
+
+export type ProtocolVersion = 1 | 2;
+
+const MAX_SUPPORTED = 2;
+
+/** "2.0", "1.0;NetFx", "2.0;" -> major.minor as a number; undefined when absent. */
+function parseVersion(name: string, value: string | undefined): number | undefined {
+  // An empty header says nothing, like an absent one.
+  if (value === undefined || value.trim() === '') return undefined;
+  const m = /^\s*(\d{1,3})\.(\d{1,3})\s*(;.*)?$/.exec(value);
+  if (!m) throw badRequest(`The ${name} header value '${value.slice(0, 40)}' is not a valid version (expected e.g. 1.0 or 2.0).`);
+  return Number(m[1]) + Number(m[2]) / 1000;
+}
+
+export interface VersionHeaders {
+  /** Highest response version the client can read (capped at what the service speaks). */
+  readonly maxResponseVersion: ProtocolVersion;
+}
+
+/**
+ * Checks DataServiceVersion (the version the request was written for: at most 2.0) and reads
+ * MaxDataServiceVersion (clients send 3.0; that only means they can read anything we write).
+ */
+export function readVersionHeaders(dataServiceVersion: string | undefined, maxDataServiceVersion: string | undefined): VersionHeaders {
+  const requestVersion = parseVersion('DataServiceVersion', dataServiceVersion);
+  if (requestVersion !== undefined && requestVersion > MAX_SUPPORTED) {
+    throw badRequest(`The DataServiceVersion '${dataServiceVersion!.trim()}' is not supported: this service speaks versions 1.0 and 2.0.`);
+  }
+  const max = parseVersion('MaxDataServiceVersion', maxDataServiceVersion) ?? requestVersion ?? MAX_SUPPORTED;
+  if (max < 1) throw badRequest(`The MaxDataServiceVersion '${maxDataServiceVersion}' is below 1.0, the lowest version this service writes.`);
+  return { maxResponseVersion: max >= 2 ? 2 : 1 };
+}
+
+/** The header value WCF Data Services wrote: "1.0;" or "2.0;". */
+export const versionHeader = (v: ProtocolVersion) => `${v}.0;`;

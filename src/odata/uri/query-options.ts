@@ -1,0 +1,64 @@
+/**
+ * Splits a query string into system query options ($…) and custom ones. Unknown or repeated
+ * system options are a 400, as in WCF Data Services; '+' reads as a space (form decoding).
+ */
+import { badRequest } from '../errors';
+
+export const SYSTEM_QUERY_OPTIONS = [
+  '$format',
+  '$filter',
+  '$orderby',
+  '$top',
+  '$skip',
+  '$skiptoken',
+  '$expand',
+  '$select',
+  '$inlinecount',
+] as const;
+
+export type SystemQueryOption = (typeof SYSTEM_QUERY_OPTIONS)[number];
+
+export interface QueryOptions {
+  readonly system: ReadonlyMap<SystemQueryOption, string>;
+  /** Service operation parameters and anything else a client adds. */
+  readonly custom: ReadonlyMap<string, string>;
+}
+
+const known = new Set<string>(SYSTEM_QUERY_OPTIONS);
+
+function decode(part: string): string {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, ' '));
+  } catch {
+    throw badRequest(`The query string contains malformed percent-encoding near '${part.slice(0, 40)}'.`);
+  }
+}
+
+export function parseQueryOptions(query: string): QueryOptions {
+  const system = new Map<SystemQueryOption, string>();
+  const custom = new Map<string, string>();
+  if (query === '') return { system, custom };
+  for (const pair of query.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const name = decode(eq < 0 ? pair : pair.slice(0, eq));
+    const value = eq < 0 ? '' : decode(pair.slice(eq + 1));
+    if (name.startsWith('$')) {
+      if (!known.has(name)) {
+        throw badRequest(`The query parameter '${name}' begins with a system-reserved '$' character but is not recognized.`);
+      }
+      if (system.has(name as SystemQueryOption)) throw badRequest(`The query parameter '${name}' is given more than once.`);
+      system.set(name as SystemQueryOption, value);
+    } else if (!custom.has(name)) {
+      custom.set(name, value);
+    }
+  }
+  return { system, custom };
+}
+
+/** A 400 for system options the resource does not take (Olingo's per-URI-type whitelist). */
+export function allowOnly(options: QueryOptions, allowed: readonly SystemQueryOption[], resource: string): void {
+  for (const name of options.system.keys()) {
+    if (!allowed.includes(name)) throw badRequest(`The query option '${name}' cannot be applied to ${resource}.`);
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The composition root: opens the store, builds the services and the HTTP server, and closes
+ * them in order (stop accepting, drain in-flight requests, close the store).
+ */
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import type { Config } from '../config';
+import { systemClock, type Clock } from '../clock';
+import { model } from '../model/catalogue-model';
+import type { Model } from '../model/types';
+import { renderMetadata } from '../odata/metadata';
+import { openStore } from '../store/open';
+import type { Store } from '../store/store';
+import { SessionService } from '../auth/sessions';
+import { authEndpointsHandler } from '../auth/endpoints';
+import { createHttpServer } from './http';
+import { publicApiHandler } from './publicapi';
+import { SERVICE_PATH } from './service-root';
+
+export interface App {
+  readonly config: Config;
+  readonly model: Model;
+  readonly store: Store;
+  readonly sessions: SessionService;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** Generated once: the model does not change while the service runs. */
+  readonly metadataXml: string;
+  /** host:port the server listens on, for URIs when a request names no usable Host. */
+  listenHost(): string;
+}
+
+export interface RunningService {
+  readonly app: App;
+  readonly server: http.Server;
+  /** e.g. http://127.0.0.1:8080 */
+  readonly origin: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly clock?: Clock;
+  readonly log?: Logger;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+}
+
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const log = options.log ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const store = openStore(config.databaseUrl);
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const sessions = new SessionService(store, clock);
+  let address = `${config.host}:${config.port}`;
+  const app: App = {
+    config,
+    model,
+    store,
+    sessions,
+    clock,
+    log,
+    metadataXml: renderMetadata(model),
+    listenHost: () => address,
+  };
+  const routes = [
+    { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
+    {
+      prefix: '/authentication_json_appservice.axd',
+      handler: authEndpointsHandler({
+        sessions,
+        secureCookies: config.secureCookies,
+        absoluteTimeoutMs: sessions.options.absoluteTimeoutMs,
+        now: () => clock.now(),
+      }),
+    },
+  ];
+  const server = createHttpServer(routes, config.limits, log);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address() as AddressInfo;
+  address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
+  return {
+    app,
+    server,
+    origin: `http://${address}`,
+    async close() {
+      // Stop accepting, let in-flight requests finish, drop idle keep-alive connections.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * node:http wiring: limits on URL, headers, body and time; a request id; one log line per
+ * request; routing by path prefix; and the guarantee that whatever goes wrong the client gets an
+ * OData error, never a stack trace or a hung connection.
+ */
+import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import type { Limits } from '../config';
+import { ODataError, notFound, renderError } from '../odata/errors';
+import { errorFormatOf } from '../odata/negotiate';
+import type { Handler, RequestContext } from './context';
+import { sendError } from './respond';
+
+export interface Route {
+  /** Lower-case path prefix, matched case-insensitively. */
+  readonly prefix: string;
+  readonly handler: Handler;
+}
+
+let requestCounter = 0;
+const requestIdPrefix = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
+const nextRequestId = () => `${requestIdPrefix}-${(++requestCounter).toString(36)}`;
+
+/** The $format option of a raw query string, for choosing the format of an early error. */
+function formatParam(query: string): string | undefined {
+  if (!query.includes('format')) return undefined;
+  return new URLSearchParams(query).get('$format') ?? undefined;
+}
+
+function matchRoute(routes: readonly Route[], path: string): { route: Route; rest: string } | undefined {
+  const lower = path.toLowerCase();
+  for (const route of routes) {
+    if (lower === route.prefix || lower.startsWith(route.prefix + '/') || lower.startsWith(route.prefix + '(')) {
+      return { route, rest: path.slice(route.prefix.length) };
+    }
+  }
+  return undefined;
+}
+
+export function createRequestListener(routes: readonly Route[], limits: Limits, log: Logger) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const id = nextRequestId();
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const query = q < 0 ? '' : url.slice(q + 1);
+    res.on('finish', () => {
+      log.info({ reqId: id, method: req.method, path: path.slice(0, 512), status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 });
+    });
+    const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
+    const fail = (error: unknown) => {
+      if (!(error instanceof ODataError)) log.error({ reqId: id, err: error }, 'request failed');
+      let format: 'json' | 'xml' = 'xml';
+      try {
+        format = errorFormatOf(req.headers.accept, formatParam(query));
+      } catch {
+        // A malformed Accept or $format still gets its error, as XML.
+      }
+      sendError(res, error, format, id);
+    };
+    try {
+      if (Buffer.byteLength(url) > limits.maxUrlBytes) {
+        throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
+      }
+      const match = matchRoute(routes, path);
+      if (!match) throw notFound(`No resource exists at '${path.slice(0, 200)}'. The service is at /publicapi/v1/api.svc.`);
+      match.route.handler(ctx, match.rest).catch(fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
+}
+
+/** Errors Node's parser meets before a request exists (oversized headers, timeouts, bad syntax). */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are larger than the limit.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
+        ? [408, 'The request did not arrive within the time limit.']
+        : [400, 'The request is not well-formed HTTP.'];
+  const rendered = renderError('xml', '', message);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+      `Content-Type: ${rendered.contentType}\r\nContent-Length: ${Buffer.byteLength(rendered.body)}\r\n` +
+      'DataServiceVersion: 1.0;\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n' +
+      rendered.body,
+  );
+}
+
+export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger): http.Server {
+  const server = http.createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // Check the two timeouts often enough that a slow client is cut off close to its limit.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+      keepAliveTimeout: 5000,
+    },
+    createRequestListener(routes, limits, log),
+  );
+  server.on('clientError', answerClientError);
+  return server;
+}

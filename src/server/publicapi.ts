@@ -1,0 +1,84 @@
+/**
+ * The OData service at /publicapi/v1/api.svc. Each request goes through the stages of
+ * design/architecture.md: parse (headers, path, options) -> identify (token and cookie) -> plan
+ * and execute -> write. Resources of later stages are reached from here.
+ */
+import { parse as parseCookies } from 'cookie';
+import type { App } from './app';
+import type { Handler, RequestContext } from './context';
+import { methodNotAllowed, notFound, unauthorized, ODataError } from '../odata/errors';
+import { MEDIA, negotiate, readVersionHeaders } from '../odata/negotiate';
+import { allowOnly, parseQueryOptions, type QueryOptions } from '../odata/uri/query-options';
+import { splitResourcePath } from '../odata/uri/resource-path';
+import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
+import { send } from './respond';
+import { SESSION_COOKIE } from '../auth/endpoints';
+import { serviceRootOf } from './service-root';
+
+const READ_METHODS = ['GET', 'HEAD'] as const;
+
+function header(ctx: RequestContext, name: string): string | undefined {
+  const value = ctx.req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
+async function identify(app: App, ctx: RequestContext): Promise<number> {
+  const token = header(ctx, 'subscriptiontoken');
+  const cookieHeader = header(ctx, 'cookie');
+  const cookie = cookieHeader ? parseCookies(cookieHeader)[SESSION_COOKIE] : undefined;
+  if (!token || !cookie) throw unauthorized();
+  const accountId = await app.sessions.authenticate(token, cookie);
+  if (accountId === undefined) throw unauthorized();
+  return accountId;
+}
+
+function requireRead(method: string): void {
+  if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, READ_METHODS);
+}
+
+function serviceDocument(app: App, ctx: RequestContext, options: QueryOptions): void {
+  allowOnly(options, ['$format'], 'the service document');
+  const type = negotiate(header(ctx, 'accept'), options.system.get('$format'), MEDIA.serviceDocument);
+  const body =
+    type === 'application/json'
+      ? renderServiceDocumentJson(app.model)
+      : renderServiceDocumentXml(app.model, serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost()));
+  send(ctx.res, { status: 200, contentType: `${type};charset=utf-8`, body });
+}
+
+function metadata(app: App, ctx: RequestContext, options: QueryOptions): void {
+  allowOnly(options, ['$format'], '$metadata');
+  // $metadata exists only as XML; an explicit $format asking for anything else is refused.
+  if (options.system.has('$format')) negotiate(undefined, options.system.get('$format'), MEDIA.metadata);
+  send(ctx.res, { status: 200, contentType: 'application/xml;charset=utf-8', body: app.metadataXml });
+}
+
+export function publicApiHandler(app: App): Handler {
+  return async (ctx, rest) => {
+    // Parse: everything that can be judged without knowing the caller.
+    readVersionHeaders(header(ctx, 'dataserviceversion'), header(ctx, 'maxdataserviceversion'));
+    const options = parseQueryOptions(ctx.query);
+    const segments = splitResourcePath(rest);
+    const method = ctx.req.method ?? 'GET';
+
+    // Identify.
+    await identify(app, ctx);
+
+    // Resolve and answer.
+    const first = segments[0];
+    if (first === undefined) {
+      requireRead(method);
+      return serviceDocument(app, ctx, options);
+    }
+    if (first === '$metadata' && segments.length === 1) {
+      requireRead(method);
+      return metadata(app, ctx, options);
+    }
+    const name = first.replace(/\(.*$/s, '');
+    if (app.model.typeBySetName.has(name) || app.model.operationByName.has(name) || name === '$batch') {
+      throw new ODataError(501, `'${name}' is part of the service, but this build does not serve it yet.`);
+    }
+    throw notFound(`Resource not found for the segment '${first.slice(0, 100)}'.`);
+  };
+}

@@ -1,0 +1,248 @@
+/**
+ * The ASP.NET-style login service over real HTTP: cookie attributes, success and failure,
+ * logout, expiry on a manual clock, throttling, refused mutations, and logs free of secrets.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ManualClock } from '../../src/clock';
+import { createAccount } from '../../src/auth/accounts';
+import { request, type HttpResponse } from '../support/http-client';
+import { asSeller, login, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+
+const AXD = '/Authentication_JSON_AppService.axd';
+const clock = new ManualClock(Date.UTC(2026, 10, 22, 8, 0, 0));
+let live: LiveService;
+let seller: Seller;
+
+before(async () => {
+  live = await startLive({ clock });
+  seller = await newSeller(live);
+});
+after(() => live.close());
+
+function postLogin(body: unknown, headers: Record<string, string> = {}): Promise<HttpResponse> {
+  return request(live.origin + AXD + '/Login', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+const serviceDocument = (headers: Record<string, string>) => request(live.root + '/', { headers: { Accept: 'application/json', ...headers } });
+
+describe('Login', () => {
+  test('success: 200 {"d":true} and the .ASPXAUTH cookie with path=/, HttpOnly and SameSite=Lax', async () => {
+    const res = await postLogin({ userName: seller.userName, password: seller.password, createPersistentCookie: false });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/json;charset=utf-8');
+    assert.deepEqual(JSON.parse(res.body), { d: true });
+    const cookies = res.headers['set-cookie'] ?? [];
+    assert.equal(cookies.length, 1);
+    assert.match(cookies[0]!, /^\.ASPXAUTH=[A-Za-z0-9_-]{43,}; path=\/; HttpOnly; SameSite=Lax$/);
+  });
+
+  test('createPersistentCookie as true or "true" adds an expiry 12 hours ahead; "false" does not', async () => {
+    for (const flag of [true, 'true']) {
+      const res = await postLogin({ userName: seller.userName, password: seller.password, createPersistentCookie: flag });
+      const cookie = res.headers['set-cookie']![0]!;
+      const expires = /expires=([^;]+);/.exec(cookie)?.[1];
+      assert.ok(expires, cookie);
+      assert.equal(new Date(expires).getTime(), Math.floor((clock.now() + 12 * 3600_000) / 1000) * 1000);
+    }
+    const off = await postLogin({ userName: seller.userName, password: seller.password, createPersistentCookie: 'false' });
+    assert.doesNotMatch(off.headers['set-cookie']![0]!, /expires=/);
+  });
+
+  test('SECURE_COOKIES marks the cookie Secure', async () => {
+    const secure = await startLive({ env: { SECURE_COOKIES: 'true' } });
+    try {
+      await createAccount(secure.service.app.store, secure.service.app.clock, { userName: 'tls-user', password: 'tls-password-1' });
+      const res = await request(secure.origin + AXD + '/Login', {
+        method: 'POST',
+        body: JSON.stringify({ userName: 'tls-user', password: 'tls-password-1', createPersistentCookie: false }),
+      });
+      assert.match(res.headers['set-cookie']![0]!, /; path=\/; HttpOnly; SameSite=Lax; Secure$/);
+    } finally {
+      await secure.close();
+    }
+  });
+
+  test('the headers every connector request carries do not disturb the login', async () => {
+    const res = await postLogin(
+      { userName: seller.userName, password: seller.password, createPersistentCookie: false },
+      { SubscriptionToken: seller.token, DataServiceVersion: '2.0', MaxDataServiceVersion: '3.0', Accept: 'application/json', Vendor: 'x', Version: '1' },
+    );
+    assert.deepEqual(JSON.parse(res.body), { d: true });
+  });
+
+  test('an unknown user and a wrong password get the identical answer, and no cookie', async () => {
+    const wrong = await postLogin({ userName: seller.userName, password: 'not-the-password', createPersistentCookie: false });
+    const unknown = await postLogin({ userName: 'nobody-at-all', password: 'not-the-password', createPersistentCookie: false });
+    for (const res of [wrong, unknown]) {
+      assert.equal(res.status, 200);
+      assert.equal(res.body, '{"d":false}');
+      assert.equal(res.headers['set-cookie'], undefined);
+    }
+    assert.equal(wrong.headers['content-type'], unknown.headers['content-type']);
+    assert.equal(wrong.headers['content-length'], unknown.headers['content-length']);
+  });
+
+  test('malformed login bodies are a 400 OData error; other verbs a 405', async () => {
+    for (const body of ['not json', '[]', '{"userName":1,"password":"x"}', '{"userName":"a"}', '{"userName":"a","password":"b","createPersistentCookie":"maybe"}']) {
+      const res = await postLogin(body, { Accept: 'application/json' });
+      assert.equal(res.status, 400, body);
+      assert.ok((JSON.parse(res.body) as { error: unknown }).error, body);
+    }
+    const get = await request(live.origin + AXD + '/Login', { headers: { Accept: 'application/json' } });
+    assert.equal(get.status, 405);
+    assert.equal(get.headers.allow, 'POST');
+    const unknownOp = await request(live.origin + AXD + '/Impersonate', { method: 'POST', body: '{}' });
+    assert.equal(unknownOp.status, 404);
+  });
+});
+
+describe('IsLoggedIn and Logout', () => {
+  test('IsLoggedIn follows the session; Logout revokes it on the server', async () => {
+    const s = await newSeller(live);
+    const isLoggedIn = async (cookie: string) =>
+      JSON.parse((await request(live.origin + AXD + '/IsLoggedIn', { method: 'POST', headers: { Cookie: `.ASPXAUTH=${cookie}` }, body: '{}' })).body) as { d: boolean };
+    assert.deepEqual(await isLoggedIn(s.cookie), { d: true });
+    assert.equal((await serviceDocument(s.auth)).status, 200);
+    const out = await request(live.origin + AXD + '/Logout', { method: 'POST', headers: { Cookie: `.ASPXAUTH=${s.cookie}` }, body: '{}' });
+    assert.equal(out.status, 200);
+    assert.match(out.headers['set-cookie']![0]!, /^\.ASPXAUTH=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=\/; HttpOnly/);
+    assert.deepEqual(await isLoggedIn(s.cookie), { d: false });
+    // Replaying the cookie after logout is refused.
+    assert.equal((await serviceDocument(s.auth)).status, 401);
+  });
+
+  test('a cookie header with echoed attribute junk still authenticates', async () => {
+    const res = await serviceDocument({ SubscriptionToken: seller.token, Cookie: `.ASPXAUTH=${seller.cookie}; path=/; HttpOnly` });
+    assert.equal(res.status, 200);
+  });
+});
+
+describe('session expiry (manual clock)', () => {
+  test('20 minutes idle ends a session; use within them slides it', async () => {
+    const s = await newSeller(live);
+    clock.advance(15 * 60_000);
+    assert.equal((await serviceDocument(s.auth)).status, 200);
+    clock.advance(15 * 60_000); // 30 minutes after login, 15 after the last use
+    assert.equal((await serviceDocument(s.auth)).status, 200);
+    clock.advance(21 * 60_000);
+    const expired = await serviceDocument(s.auth);
+    assert.equal(expired.status, 401);
+    assert.equal(expired.headers.location, undefined);
+  });
+
+  test('12 hours after login a session ends even when used continually', async () => {
+    const s = await newSeller(live);
+    for (let minutes = 0; minutes < 12 * 60 - 10; minutes += 10) {
+      clock.advance(10 * 60_000);
+      assert.equal((await serviceDocument(s.auth)).status, 200, `after ${minutes + 10} minutes`);
+    }
+    clock.advance(11 * 60_000);
+    assert.equal((await serviceDocument(s.auth)).status, 401);
+    // A new login gives a new, working session.
+    const cookie = await login(live, s.userName, s.password);
+    assert.equal((await serviceDocument({ SubscriptionToken: s.token, Cookie: `.ASPXAUTH=${cookie}` })).status, 200);
+  });
+});
+
+describe('mutated credentials', () => {
+  /** Deterministic mutations of a credential: flips, replacements, truncation, growth, case. */
+  function mutations(value: string, count: number): string[] {
+    const out = new Set<string>();
+    const alphabet = 'abcdef0123456789ABCDEF-_x';
+    // mulberry32: 32-bit integer arithmetic, so it never loses precision and cycles early.
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+      return ((x ^ (x >>> 14)) >>> 0) % n;
+    };
+    out.add('');
+    out.add(value.toUpperCase());
+    out.add(value + 'a');
+    out.add(value.slice(1));
+    while (out.size < count + 1) {
+      const i = rand(value.length);
+      switch (rand(4)) {
+        case 0:
+          out.add(value.slice(0, i) + alphabet[rand(alphabet.length)] + value.slice(i + 1));
+          break;
+        case 1:
+          out.add(value.slice(0, i));
+          break;
+        case 2:
+          out.add(value.slice(0, i) + alphabet[rand(alphabet.length)] + value.slice(i));
+          break;
+        default:
+          out.add(value.slice(0, i) + value.slice(i + 1));
+      }
+    }
+    out.delete(value);
+    return [...out].slice(0, count);
+  }
+
+  test('1,000 mutated tokens and 1,000 mutated cookies are all refused', async () => {
+    // A fresh login: earlier tests moved the shared clock past the first seller's session.
+    const seller = await newSeller(live);
+    const badTokens = mutations(seller.token, 1000);
+    const badCookies = mutations(seller.cookie, 1000);
+    assert.equal(badTokens.length, 1000);
+    assert.equal(badCookies.length, 1000);
+    let refused = 0;
+    for (let i = 0; i < badTokens.length; i += 50) {
+      const batch = [
+        ...badTokens.slice(i, i + 50).map((t) => serviceDocument({ SubscriptionToken: t, Cookie: `.ASPXAUTH=${seller.cookie}` })),
+        ...badCookies.slice(i, i + 50).map((c) => serviceDocument({ SubscriptionToken: seller.token, Cookie: `.ASPXAUTH=${c}` })),
+      ];
+      for (const res of await Promise.all(batch)) if (res.status === 401) refused++;
+    }
+    assert.equal(refused, 2000);
+    // The real pair still works.
+    assert.equal((await asSeller(seller, live.root + '/')).status, 200);
+  });
+});
+
+describe('throttling', () => {
+  test('failed logins per user name are throttled with 429 and Retry-After, even for the right password', async () => {
+    const s = await newSeller(live, 'throttled');
+    let throttled: HttpResponse | undefined;
+    for (let i = 0; i < 10 && !throttled; i++) {
+      const res = await postLogin({ userName: s.userName, password: 'wrong-password', createPersistentCookie: false }, { Accept: 'application/json' });
+      if (res.status === 429) throttled = res;
+      else assert.equal(res.body, '{"d":false}');
+    }
+    assert.ok(throttled, 'no 429 after 10 failures');
+    assert.ok(Number(throttled.headers['retry-after']) > 0);
+    assert.match((JSON.parse(throttled.body) as { error: { message: { value: string } } }).error.message.value, /Too many failed logins/);
+    const right = await postLogin({ userName: s.userName, password: s.password, createPersistentCookie: false });
+    assert.equal(right.status, 429);
+    // Other accounts are not affected by this user's block.
+    assert.ok(await login(live, seller.userName, seller.password));
+    // Once the block has passed the right password works again.
+    clock.advance(16 * 60_000);
+    assert.ok(await login(live, s.userName, s.password));
+  });
+});
+
+describe('logging', () => {
+  test('one line per request with method, path, status, ms and request id; no secrets', async () => {
+    const seller = await newSeller(live, 'logged');
+    const before = live.logLines.length;
+    await asSeller(seller, live.root + '/?$format=json');
+    const line = live.logLines.slice(before).find((l) => l.path === '/publicapi/v1/api.svc/');
+    assert.ok(line, 'no log line for the request');
+    assert.equal(line.method, 'GET');
+    assert.equal(line.status, 200);
+    assert.equal(typeof line.ms, 'number');
+    assert.match(String(line.reqId), /^[a-z0-9]+-[a-z0-9]+$/);
+    const everything = JSON.stringify(live.logLines);
+    assert.ok(!everything.includes(seller.token), 'a token was logged');
+    assert.ok(!everything.includes(seller.cookie), 'a cookie was logged');
+    assert.ok(!everything.includes(seller.password), 'a password was logged');
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * Starts the real service on 127.0.0.1 (a free port) over a fresh SQLite file, and logs accounts
+ * in through the real HTTP login endpoint. Nothing is mocked.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../src/config';
+import type { Clock } from '../../src/clock';
+import { startService, type RunningService } from '../../src/server/app';
+import { createAccount } from '../../src/auth/accounts';
+import { request, type HttpRequest, type HttpResponse } from './http-client';
+
+export const SERVICE_PATH = '/publicapi/v1/api.svc';
+
+export interface LiveService {
+  readonly service: RunningService;
+  readonly origin: string;
+  readonly root: string;
+  readonly databaseFile: string;
+  /** Every log line the service wrote, parsed. */
+  readonly logLines: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export interface LiveOptions {
+  readonly env?: Record<string, string>;
+  readonly clock?: Clock;
+  /** Reuse a database file (restart tests). */
+  readonly databaseFile?: string;
+}
+
+export function tempDatabaseFile(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-test-')), 'catalogue.db');
+}
+
+export async function startLive(options: LiveOptions = {}): Promise<LiveService> {
+  const databaseFile = options.databaseFile ?? tempDatabaseFile();
+  const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${databaseFile}`, DEMO_ACCOUNT: 'false', ...options.env });
+  const logLines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logLines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const log = pino({ level: 'info', base: undefined }, sink);
+  const service = await startService(config, { log, ...(options.clock ? { clock: options.clock } : {}) });
+  return {
+    service,
+    origin: service.origin,
+    root: service.origin + SERVICE_PATH,
+    databaseFile,
+    logLines,
+    // The suite must never see a 5xx: every live service checks its own log when it closes.
+    async close() {
+      await service.close();
+      const faults = logLines.filter((l) => typeof l.status === 'number' && l.status >= 500);
+      if (faults.length) throw new Error(`the service answered 5xx: ${JSON.stringify(faults.slice(0, 3))}`);
+    },
+  };
+}
+
+export interface Seller {
+  readonly accountId: number;
+  readonly userName: string;
+  readonly password: string;
+  readonly token: string;
+  /** The .ASPXAUTH value from the login answer. */
+  readonly cookie: string;
+  /** Headers that authenticate a request as this seller. */
+  readonly auth: Record<string, string>;
+}
+
+let sellerCounter = 0;
+
+/** Creates an account and logs it in over HTTP. */
+export async function newSeller(live: LiveService, prefix = 'seller'): Promise<Seller> {
+  const userName = `${prefix}-${++sellerCounter}-${process.pid}`;
+  const password = `pw-${userName}-secret`;
+  const { app } = live.service;
+  const account = await createAccount(app.store, app.clock, { userName, password });
+  const cookie = await login(live, userName, password);
+  if (!cookie) throw new Error(`login of ${userName} failed`);
+  return {
+    accountId: account.accountId,
+    userName,
+    password,
+    token: account.subscriptionToken,
+    cookie,
+    auth: { SubscriptionToken: account.subscriptionToken, Cookie: `.ASPXAUTH=${cookie}` },
+  };
+}
+
+/** Logs in through the HTTP endpoint; the cookie value, or undefined when refused. */
+export async function login(live: LiveService, userName: string, password: string): Promise<string | undefined> {
+  const res = await request(live.origin + '/Authentication_JSON_AppService.axd/Login', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ userName, password, createPersistentCookie: false }),
+  });
+  const setCookie = res.headers['set-cookie']?.[0];
+  const m = setCookie ? /^\.ASPXAUTH=([^;]+);/.exec(setCookie) : null;
+  return m ? m[1] : undefined;
+}
+
+/** A request to the service as a seller (auth headers merged under the given ones). */
+export function asSeller(seller: Seller, url: string, init: HttpRequest = {}): Promise<HttpResponse> {
+  return request(url, { ...init, headers: { ...seller.auth, ...(init.headers ?? {}) } });
+}
