@@ -52,6 +52,8 @@ export function passwordProblem(password: unknown): string | undefined {
     return `The password must be at least ${PASSWORD_MIN_LENGTH} characters`;
   }
   if (password.length > PASSWORD_MAX_LENGTH) return `The password must be at most ${PASSWORD_MAX_LENGTH} characters`;
+  // A NUL would be invisible to scrypt at the end of a password (see passwords.ts).
+  if (password.includes('\u0000')) return 'The password must not contain NUL characters';
   return undefined;
 }
 

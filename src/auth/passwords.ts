@@ -92,7 +92,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
     optionsFor(target.cost, target.blockSize, target.parallelism),
   );
   // Constant-time comparison: the time taken says nothing about how many bytes matched.
-  return timingSafeEqual(candidate, target.hash) && parsed !== undefined;
+  const equal = timingSafeEqual(candidate, target.hash);
+  // scrypt keys HMAC with the password, and HMAC zero-pads short keys, so "pw" and "pw\0" hash
+  // alike. Passwords cannot contain NUL (see accounts.ts), so a NUL is always a mismatch.
+  return equal && parsed !== undefined && !password.includes('\u0000');
 }
 
 /** The parameters of a stored hash (for checks and for deciding when to re-hash). */

@@ -18,6 +18,8 @@ import { createHttpServer } from './http';
 import { publicApiHandler } from './publicapi';
 import { SERVICE_PATH } from './service-root';
 
+const PRUNE_INTERVAL_MS = 10 * 60_000;
+
 export interface App {
   readonly config: Config;
   readonly model: Model;
@@ -90,6 +92,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
       resolve();
     });
   });
+  // Expired sessions and stale throttle rows are refused anyway; pruning only keeps tables small.
+  const pruner = setInterval(() => {
+    sessions.pruneExpired().catch((error: unknown) => log.warn({ err: error }, 'pruning expired sessions failed'));
+  }, PRUNE_INTERVAL_MS);
+  pruner.unref();
   const bound = server.address() as AddressInfo;
   address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   return {
@@ -98,6 +105,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     origin: `http://${address}`,
     async close() {
       // Stop accepting, let in-flight requests finish, drop idle keep-alive connections.
+      clearInterval(pruner);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;

@@ -1,0 +1,211 @@
+/**
+ * Edm primitive values: the one internal form of each type, and its conversions to and from the
+ * wire (JSON verbose, Atom/XML text, URI literals). Every conversion is exact: Int64 is a bigint
+ * and Decimal a canonical decimal string, so neither ever passes through a float.
+ *
+ * Internal forms:
+ *   Edm.Int64    bigint              Edm.Int32   number (integer)
+ *   Edm.Decimal  string "-12.5"      Edm.String  string
+ *   Edm.Boolean  boolean             Edm.DateTime number (ms since epoch, UTC)
+ *   null         null
+ */
+import type { EdmType } from '../model/types';
+
+export type EdmValue = bigint | number | string | boolean | null;
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
+/** Decimal(18,6): what every Decimal property stores exactly. */
+export const DECIMAL_SCALE = 6;
+export const DECIMAL_INTEGER_DIGITS = 12;
+
+/** Why a value could not be read as its type; the caller names the property. */
+export class ValueError extends Error {}
+
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
+
+export function parseInt64Text(text: string): bigint {
+  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 19) throw new ValueError(`'${clip(text)}' is not an Int64`);
+  const value = BigInt(text);
+  if (value < INT64_MIN || value > INT64_MAX) throw new ValueError(`${clip(text)} is outside the Int64 range`);
+  return value;
+}
+
+export function parseInt32Text(text: string): number {
+  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 10) throw new ValueError(`'${clip(text)}' is not an Int32`);
+  const value = Number(text);
+  if (value < INT32_MIN || value > INT32_MAX) throw new ValueError(`${clip(text)} is outside the Int32 range`);
+  return value;
+}
+
+/**
+ * "80.000000", "99.9", "-0.50", "5" -> canonical text without trailing zeros ("80", "99.9", "-0.5").
+ * More than 6 significant decimals or 12 integer digits is refused, never rounded.
+ */
+export function parseDecimalText(text: string): string {
+  const m = DECIMAL.exec(text.trim());
+  if (!m || (m[2] === '' && (m[3] === undefined || m[3] === ''))) throw new ValueError(`'${clip(text)}' is not a Decimal`);
+  const integer = (m[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
+  const fraction = (m[3] ?? '').replace(/0+$/, '');
+  if (fraction.length > DECIMAL_SCALE) throw new ValueError(`${clip(text)} has more than ${DECIMAL_SCALE} decimal places`);
+  if (integer.length > DECIMAL_INTEGER_DIGITS) throw new ValueError(`${clip(text)} has more than ${DECIMAL_INTEGER_DIGITS} integer digits`);
+  const negative = m[1] === '-' && (integer !== '0' || fraction !== '');
+  return `${negative ? '-' : ''}${integer}${fraction ? '.' + fraction : ''}`;
+}
+
+/** Canonical decimal text -> the integer count of millionths (how SQLite stores it). */
+export function decimalToScaled(decimal: string): bigint {
+  const negative = decimal.startsWith('-');
+  const [integer = '0', fraction = ''] = decimal.replace('-', '').split('.');
+  const scaled = BigInt(integer) * 10n ** BigInt(DECIMAL_SCALE) + BigInt(fraction.padEnd(DECIMAL_SCALE, '0') || '0');
+  return negative ? -scaled : scaled;
+}
+
+export function scaledToDecimal(scaled: bigint): string {
+  const negative = scaled < 0n;
+  const digits = (negative ? -scaled : scaled).toString().padStart(DECIMAL_SCALE + 1, '0');
+  const integer = digits.slice(0, -DECIMAL_SCALE);
+  const fraction = digits.slice(-DECIMAL_SCALE).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${integer}${fraction ? '.' + fraction : ''}`;
+}
+
+/** Compares two canonical decimals exactly (for >= 0 rules and the like). */
+export function compareDecimal(a: string, b: string): number {
+  const d = decimalToScaled(a) - decimalToScaled(b);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
+
+const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?(Z|[+-]00:?00)?$/;
+
+/** "2013-09-16T07:21:12", with optional seconds, fraction and a Z (UTC) -> ms. */
+export function parseIsoDateTime(text: string): number {
+  const m = ISO_DATETIME.exec(text.trim());
+  if (!m) throw new ValueError(`'${clip(text)}' is not a DateTime (expected yyyy-MM-ddTHH:mm[:ss[.fff]])`);
+  const [, y, mo, d, h, mi, s = '0', frac = ''] = m;
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
+  const check = new Date(ms);
+  if (
+    check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) ||
+    Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || Number(y) < 1
+  ) {
+    throw new ValueError(`'${clip(text)}' is not a valid date and time`);
+  }
+  return ms;
+}
+
+const JSON_DATE = /^\/Date\((-?\d{1,15})(?:[+-]\d{4})?\)\/$/;
+
+/** "/Date(1325419200000)/" (optionally with an offset, which V1 DateTime ignores) or ISO text. */
+export function parseJsonDateTime(text: string): number {
+  const m = JSON_DATE.exec(text);
+  if (m) return Number(m[1]);
+  return parseIsoDateTime(text);
+}
+
+export function formatIsoDateTime(ms: number): string {
+  // Atom text without offset, milliseconds only when present (datajs rejects non-Z offsets).
+  const iso = new Date(ms).toISOString();
+  return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
+}
+
+export function parseBooleanText(text: string): boolean {
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new ValueError(`'${clip(text)}' is not a Boolean (true or false)`);
+}
+
+/**
+ * A JSON request value read as `type`, coerced where the meaning is unambiguous
+ * (client-compatibility.md): Decimals and Int64 as strings or numbers, Int32 as a digit string,
+ * numbers sent for String properties, "true"/"false" for Booleans.
+ */
+export function fromJson(type: EdmType, value: unknown): EdmValue {
+  if (value === null) return null;
+  switch (type) {
+    case 'Edm.String':
+      if (typeof value === 'string') return value;
+      if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+      break;
+    case 'Edm.Int64':
+      if (typeof value === 'string') return parseInt64Text(value.trim());
+      if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+      break;
+    case 'Edm.Int32':
+      if (typeof value === 'number' && Number.isInteger(value)) return parseInt32Text(String(value));
+      if (typeof value === 'string') return parseInt32Text(value.trim());
+      break;
+    case 'Edm.Decimal':
+      if (typeof value === 'string') return parseDecimalText(value);
+      if (typeof value === 'number' && Number.isFinite(value) && !/e/i.test(String(value))) return parseDecimalText(String(value));
+      break;
+    case 'Edm.Boolean':
+      if (typeof value === 'boolean') return value;
+      if (value === 'true' || value === 'false') return value === 'true';
+      break;
+    case 'Edm.DateTime':
+      if (typeof value === 'string') return parseJsonDateTime(value);
+      break;
+  }
+  throw new ValueError(`${describe(value)} is not a valid ${type}`);
+}
+
+/** Text of an Atom/XML property element read as `type`. */
+export function fromXmlText(type: EdmType, text: string): EdmValue {
+  switch (type) {
+    case 'Edm.String':
+      return text;
+    case 'Edm.Int64':
+      return parseInt64Text(text.trim());
+    case 'Edm.Int32':
+      return parseInt32Text(text.trim());
+    case 'Edm.Decimal':
+      return parseDecimalText(text);
+    case 'Edm.Boolean':
+      return parseBooleanText(text.trim());
+    case 'Edm.DateTime':
+      return parseIsoDateTime(text);
+  }
+}
+
+/** The JSON verbose text of a value: Int64 and Decimal quoted, DateTime as "\/Date(ms)\/". */
+export function toJson(type: EdmType, value: EdmValue): string {
+  if (value === null) return 'null';
+  switch (type) {
+    case 'Edm.Int64':
+    case 'Edm.Decimal':
+      return `"${String(value)}"`;
+    case 'Edm.Int32':
+      return String(value);
+    case 'Edm.Boolean':
+      return value ? 'true' : 'false';
+    case 'Edm.DateTime':
+      return `"\\/Date(${String(value)})\\/"`;
+    case 'Edm.String':
+      return JSON.stringify(value);
+  }
+}
+
+/** The Atom/XML element text of a non-null value (not yet XML-escaped). */
+export function toXmlText(type: EdmType, value: Exclude<EdmValue, null>): string {
+  switch (type) {
+    case 'Edm.DateTime':
+      return formatIsoDateTime(value as number);
+    case 'Edm.Boolean':
+      return value ? 'true' : 'false';
+    default:
+      return String(value);
+  }
+}
+
+function clip(text: string): string {
+  return text.length > 40 ? text.slice(0, 40) + '…' : text;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${clip(value)}'`;
+  if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
+  return String(value);
+}

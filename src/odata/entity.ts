@@ -1,0 +1,52 @@
+/**
+ * What the protocol layer passes between its stages: entities read from the store (for the
+ * writers) and payloads read from request bodies (from the readers). Values are in the internal
+ * forms of ./edm.ts.
+ */
+import type { EntityTypeDef } from '../model/types';
+import type { EdmValue } from './edm';
+
+/** One entity as the writers serialise it. */
+export interface EntityRecord {
+  readonly type: EntityTypeDef;
+  /** Every property of the type, by name (null where null). */
+  readonly values: Readonly<Record<string, EdmValue>>;
+  /**
+   * Navigations that were expanded ($expand), by navigation name as requested: a to-one
+   * navigation holds a record or null, a to-many an array. Navigations not here are deferred.
+   */
+  readonly expanded?: ReadonlyMap<string, EntityRecord | null | readonly EntityRecord[]>;
+}
+
+/** What a writer needs to know about the response it writes into. */
+export interface WriteContext {
+  /** Absolute service root without a trailing slash: http://host/publicapi/v1/api.svc */
+  readonly serviceRoot: string;
+  /** The DataServiceVersion of the response: decides the JSON collection shapes. */
+  readonly version: 1 | 2;
+  /** Atom <updated> of everything in this response (one timestamp per response, ISO, with Z). */
+  readonly updated: string;
+  /** Only these properties are written when set ($select); navigations listed are kept deferred. */
+  readonly select?: ReadonlySet<string>;
+}
+
+/** A request body read against an entity type. */
+export interface EntityPayload {
+  /** The properties present in the body, by name, already read as their model type. */
+  readonly values: ReadonlyMap<string, EdmValue>;
+  /**
+   * Navigation bindings by navigation name: the entity URIs the body links to
+   * (`{"__metadata":{"uri":…}}` in JSON, `<link rel=…/related/Nav href=…>` in Atom), absolute or
+   * relative to the service root, not yet resolved.
+   */
+  readonly bindings: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Relative URI of an entity: Products(42L) (Int64 keys carry the L suffix, as WCF wrote them). */
+export function entityPath(type: EntityTypeDef, id: bigint): string {
+  return `${type.setName}(${id}L)`;
+}
+
+export function entityUri(serviceRoot: string, type: EntityTypeDef, id: bigint): string {
+  return `${serviceRoot}/${entityPath(type, id)}`;
+}

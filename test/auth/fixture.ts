@@ -1,0 +1,91 @@
+/**
+ * Shared set-up for the auth tests: a real SQLite store in a fresh temporary directory, a store
+ * wrapper that counts database calls, and a seeded random source (so a failing mutation case
+ * can be reproduced).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openStore } from '../../src/store/open';
+import type { SqlExecutor, SqlValue, Store } from '../../src/store/store';
+
+export interface TempStore {
+  readonly store: Store;
+  close(): Promise<void>;
+}
+
+export async function openTempStore(): Promise<TempStore> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-auth-test-'));
+  const store = openStore('sqlite:' + path.join(dir, 'auth.db'));
+  await store.migrate();
+  return {
+    store,
+    async close() {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs fn with a fresh migrated store and always closes and removes it. */
+export async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+  const temp = await openTempStore();
+  try {
+    return await fn(temp.store);
+  } finally {
+    await temp.close();
+  }
+}
+
+/** A view of a store that counts every statement and every write transaction. */
+export function countingStore(store: Store): { store: Store; calls(): number } {
+  let calls = 0;
+  const wrap = (executor: SqlExecutor): SqlExecutor => ({
+    all: <Row>(sql: string, params?: readonly SqlValue[]) => {
+      calls++;
+      return executor.all<Row>(sql, params);
+    },
+    get: <Row>(sql: string, params?: readonly SqlValue[]) => {
+      calls++;
+      return executor.get<Row>(sql, params);
+    },
+    run: (sql: string, params?: readonly SqlValue[]) => {
+      calls++;
+      return executor.run(sql, params);
+    },
+  });
+  const wrapped: Store = {
+    engine: store.engine,
+    migrate: () => store.migrate(),
+    reader: wrap(store.reader),
+    write: <T>(fn: (tx: SqlExecutor) => Promise<T>) => {
+      calls++;
+      return store.write((tx) => fn(wrap(tx)));
+    },
+    nextId: (tx) => store.nextId(tx),
+    close: () => store.close(),
+  };
+  return { store: wrapped, calls: () => calls };
+}
+
+/** Every row of a table, as JSON text (bigints written as digits), for "is this value stored?" checks. */
+export async function tableText(store: Store, table: 'accounts' | 'subscription_tokens' | 'sessions' | 'login_throttle'): Promise<string> {
+  const rows = await store.reader.all(`SELECT * FROM ${table}`);
+  return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+}
+
+/** mulberry32: small, seeded, good enough to pick mutations. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
