@@ -13,6 +13,9 @@ import { renderMetadata } from '../odata/metadata';
 import { openStore } from '../store/open';
 import type { Store } from '../store/store';
 import { SessionService } from '../auth/sessions';
+import { EntityStore } from '../store/entities';
+import { CatalogueWrites } from '../catalogue/writes';
+import { resolveEntityUri } from '../odata/uri/entity-uri';
 import { authEndpointsHandler } from '../auth/endpoints';
 import { createHttpServer } from './http';
 import { publicApiHandler } from './publicapi';
@@ -25,6 +28,8 @@ export interface App {
   readonly model: Model;
   readonly store: Store;
   readonly sessions: SessionService;
+  readonly entities: EntityStore;
+  readonly writes: CatalogueWrites;
   readonly clock: Clock;
   readonly log: Logger;
   /** Generated once: the model does not change while the service runs. */
@@ -61,12 +66,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
     throw error;
   }
   const sessions = new SessionService(store, clock);
+  const entities = new EntityStore(model, store);
+  const writes = new CatalogueWrites(model, store, entities, clock, (uri, expected) => resolveEntityUri(model, uri, expected));
   let address = `${config.host}:${config.port}`;
   const app: App = {
     config,
     model,
     store,
     sessions,
+    entities,
+    writes,
     clock,
     log,
     metadataXml: renderMetadata(model),

@@ -6,10 +6,11 @@
 import { parse as parseCookies } from 'cookie';
 import type { App } from './app';
 import type { Handler, RequestContext } from './context';
-import { methodNotAllowed, notFound, unauthorized, ODataError } from '../odata/errors';
+import { badRequest, methodNotAllowed, unauthorized, ODataError } from '../odata/errors';
 import { MEDIA, negotiate, readVersionHeaders } from '../odata/negotiate';
 import { allowOnly, parseQueryOptions, type QueryOptions } from '../odata/uri/query-options';
-import { splitResourcePath } from '../odata/uri/resource-path';
+import { parseResourcePath } from '../odata/uri/resource-path';
+import { handleResource } from './resources';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
 import { send } from './respond';
 import { SESSION_COOKIE } from '../auth/endpoints';
@@ -31,6 +32,19 @@ async function identify(app: App, ctx: RequestContext): Promise<number> {
   const accountId = await app.sessions.authenticate(token, cookie);
   if (accountId === undefined) throw unauthorized();
   return accountId;
+}
+
+const TUNNELLED = new Set(['PUT', 'MERGE', 'PATCH', 'DELETE']);
+
+/** The verb a request stands for: POST with X-HTTP-Method (or -Override) tunnels another one. */
+function effectiveMethod(ctx: RequestContext): string {
+  const method = ctx.req.method ?? 'GET';
+  const tunnelled = header(ctx, 'x-http-method') ?? header(ctx, 'x-http-method-override');
+  if (tunnelled === undefined) return method;
+  const verb = tunnelled.trim().toUpperCase();
+  if (method !== 'POST') throw badRequest(`X-HTTP-Method may only tunnel through POST, not ${method}.`);
+  if (!TUNNELLED.has(verb)) throw badRequest(`X-HTTP-Method '${tunnelled.slice(0, 20)}' is not one of PUT, MERGE, PATCH, DELETE.`);
+  return verb;
 }
 
 function requireRead(method: string): void {
@@ -57,28 +71,27 @@ function metadata(app: App, ctx: RequestContext, options: QueryOptions): void {
 export function publicApiHandler(app: App): Handler {
   return async (ctx, rest) => {
     // Parse: everything that can be judged without knowing the caller.
-    readVersionHeaders(header(ctx, 'dataserviceversion'), header(ctx, 'maxdataserviceversion'));
+    const versions = readVersionHeaders(header(ctx, 'dataserviceversion'), header(ctx, 'maxdataserviceversion'));
     const options = parseQueryOptions(ctx.query);
-    const segments = splitResourcePath(rest);
-    const method = ctx.req.method ?? 'GET';
+    const method = effectiveMethod(ctx);
 
-    // Identify.
-    await identify(app, ctx);
+    // Identify before resolving names, so that nothing about the service leaks to strangers.
+    const accountId = await identify(app, ctx);
 
     // Resolve and answer.
-    const first = segments[0];
-    if (first === undefined) {
-      requireRead(method);
-      return serviceDocument(app, ctx, options);
+    const path = parseResourcePath(app.model, rest);
+    switch (path.kind) {
+      case 'serviceDocument':
+        requireRead(method);
+        return serviceDocument(app, ctx, options);
+      case 'metadata':
+        requireRead(method);
+        return metadata(app, ctx, options);
+      case 'resource':
+        return handleResource({ app, ctx, accountId, path, options, method, versions });
+      case 'batch':
+      case 'operation':
+        throw new ODataError(501, `'${path.kind === 'batch' ? '$batch' : path.operation.name}' is part of the service, but this build does not serve it yet.`);
     }
-    if (first === '$metadata' && segments.length === 1) {
-      requireRead(method);
-      return metadata(app, ctx, options);
-    }
-    const name = first.replace(/\(.*$/s, '');
-    if (app.model.typeBySetName.has(name) || app.model.operationByName.has(name) || name === '$batch') {
-      throw new ODataError(501, `'${name}' is part of the service, but this build does not serve it yet.`);
-    }
-    throw notFound(`Resource not found for the segment '${first.slice(0, 100)}'.`);
   };
 }

@@ -4,6 +4,9 @@
  * placeholders and bound parameters only; no value is ever spliced into SQL text.
  */
 
+import type { EdmType } from '../model/types';
+import type { EdmValue } from '../odata/edm';
+
 export type SqlValue = string | number | bigint | null | Buffer;
 
 export interface RunResult {
@@ -15,6 +18,17 @@ export interface SqlExecutor {
   all<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<Row[]>;
   get<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined>;
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>;
+  /**
+   * Streams the rows of a query as they are read, so a whole collection never sits in memory.
+   * The connection stays with the iteration until it ends (or the loop breaks).
+   */
+  iterate<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row>;
+}
+
+/** How an engine stores each Edm type: model values in, database values out. */
+export interface ValueCodec {
+  encode(type: EdmType, value: EdmValue): SqlValue;
+  decode(type: EdmType, raw: unknown): EdmValue;
 }
 
 export interface MigrationReport {
@@ -25,6 +39,7 @@ export interface MigrationReport {
 
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
+  readonly codec: ValueCodec;
   /** Creates whatever the model needs and the database lacks; safe to run again. */
   migrate(): Promise<MigrationReport>;
   /** Reads outside any write transaction (a consistent snapshot per statement). */

@@ -53,9 +53,14 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
       calls++;
       return executor.run(sql, params);
     },
+    iterate: <Row>(sql: string, params?: readonly SqlValue[]) => {
+      calls++;
+      return executor.iterate<Row>(sql, params);
+    },
   });
   const wrapped: Store = {
     engine: store.engine,
+    codec: store.codec,
     migrate: () => store.migrate(),
     reader: wrap(store.reader),
     write: <T>(fn: (tx: SqlExecutor) => Promise<T>) => {

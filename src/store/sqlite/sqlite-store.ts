@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store } from '../store';
 import type { TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
+import { sqliteCodec } from './codec';
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
@@ -50,7 +51,80 @@ class ConnectionExecutor implements SqlExecutor {
     if (statement.reader) return { changes: statement.all(...params).length };
     return { changes: statement.run(...params).changes };
   }
+
+  async *iterate<Row>(sql: string, params: readonly SqlValue[] = []): AsyncIterable<Row> {
+    for (const row of this.prepare(sql).iterate(...params)) yield row as Row;
+  }
 }
+
+/**
+ * Reader connections. A one-shot statement runs on any connection that no iteration holds; an
+ * iteration (a streamed collection) holds its connection, and the snapshot it reads, until it
+ * ends. Connections are opened on demand up to a bound; beyond it, iterations wait their turn.
+ */
+class ReaderPool implements SqlExecutor {
+  private readonly idle: ConnectionExecutor[] = [];
+  private readonly waiting: ((c: ConnectionExecutor) => void)[] = [];
+  private opened = 0;
+  private readonly all_: Database.Database[] = [];
+
+  constructor(
+    private readonly open: () => Database.Database,
+    private readonly max: number,
+  ) {}
+
+  private acquire(): Promise<ConnectionExecutor> | ConnectionExecutor {
+    const free = this.idle.pop();
+    if (free) return free;
+    if (this.opened < this.max) {
+      this.opened++;
+      const db = this.open();
+      this.all_.push(db);
+      return new ConnectionExecutor(db);
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(c: ConnectionExecutor): void {
+    const next = this.waiting.shift();
+    if (next) next(c);
+    else this.idle.push(c);
+  }
+
+  private async once<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
+    const c = await this.acquire();
+    try {
+      return await fn(c);
+    } finally {
+      this.release(c);
+    }
+  }
+
+  all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.once((c) => c.all<Row>(sql, params));
+  }
+  get<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
+    return this.once((c) => c.get<Row>(sql, params));
+  }
+  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+    return this.once((c) => c.run(sql, params));
+  }
+  async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
+    const c = await this.acquire();
+    try {
+      yield* c.iterate<Row>(sql, params);
+    } finally {
+      this.release(c);
+    }
+  }
+
+  close(): void {
+    for (const db of this.all_) db.close();
+  }
+}
+
+/** Reader connections at most: more concurrent streams than this wait for one to end. */
+const MAX_READERS = 8;
 
 export interface SqliteOptions {
   readonly file: string;
@@ -75,9 +149,9 @@ function openConnection(file: string): Database.Database {
 
 export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
-  readonly reader: SqlExecutor;
+  readonly codec = sqliteCodec;
+  readonly reader: ReaderPool;
   private readonly writerDb: Database.Database;
-  private readonly readerDb: Database.Database;
   private readonly writer: ConnectionExecutor;
   private readonly queue: WriteJob[] = [];
   private draining = false;
@@ -86,9 +160,8 @@ export class SqliteStore implements Store {
   constructor(private readonly options: SqliteOptions) {
     if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
     this.writerDb = openConnection(options.file);
-    this.readerDb = openConnection(options.file);
     this.writer = new ConnectionExecutor(this.writerDb);
-    this.reader = new ConnectionExecutor(this.readerDb);
+    this.reader = new ReaderPool(() => openConnection(options.file), MAX_READERS);
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -161,7 +234,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     while (this.draining) await new Promise((r) => setTimeout(r, 5));
-    this.readerDb.close();
+    this.reader.close();
     this.writerDb.close();
   }
 }

@@ -1,0 +1,111 @@
+/**
+ * Turns a request payload into the row to store, following the model: what a seller may set,
+ * what is read-only, defaults, required properties, lengths and bounds. Nothing here touches the
+ * database; the rules that need it are in ./rules.ts.
+ */
+import type { EntityTypeDef, PropertyDef } from '../model/types';
+import { badRequest } from '../odata/errors';
+import { compareDecimal, parseDecimalText, type EdmValue } from '../odata/edm';
+import type { EntityRecord } from '../odata/entity';
+
+export type WriteMode = 'create' | 'replace' | 'merge';
+
+const QUALIFIED = (type: EntityTypeDef) => `CatalogueService.${type.name}`;
+
+/** The model's default for a property, in its internal form. */
+export function defaultOf(p: PropertyDef): EdmValue {
+  if (p.defaultValue === undefined) return null;
+  return p.type === 'Edm.Decimal' ? parseDecimalText(String(p.defaultValue)) : p.defaultValue;
+}
+
+function sameValue(a: EdmValue, b: EdmValue): boolean {
+  if (a === null || b === null) return a === b;
+  if (typeof a === 'string' && typeof b === 'string' && /^-?\d/.test(a) && /^-?\d/.test(b)) {
+    try {
+      return compareDecimal(a, b) === 0 || a === b;
+    } catch {
+      return a === b;
+    }
+  }
+  return a === b;
+}
+
+/**
+ * The complete row after the write: for create every property, for replace and merge the stored
+ * row with the changes applied. Read-only properties sent with the stored value are ignored;
+ * with another value they are refused, naming the property.
+ */
+export function applyPayload(
+  type: EntityTypeDef,
+  payload: ReadonlyMap<string, EdmValue>,
+  mode: WriteMode,
+  stored: EntityRecord | undefined,
+  now: number,
+): Record<string, EdmValue> {
+  const row: Record<string, EdmValue> = {};
+  for (const p of type.properties) {
+    const sent = payload.has(p.name);
+    const value = payload.get(p.name) ?? null;
+    const before = stored ? stored.values[p.name]! : undefined;
+    if (p.access === 'key') {
+      if (stored && sent && value !== null && !sameValue(value, before!)) {
+        throw badRequest(`The key property '${p.name}' cannot be changed.`);
+      }
+      row[p.name] = before ?? null;
+      continue;
+    }
+    if (p.timestamp) {
+      row[p.name] = p.timestamp === 'modified' || !stored ? now : before!;
+      continue;
+    }
+    if (p.access === 'readOnly') {
+      if (sent && !sameValue(value, before ?? defaultOf(p))) {
+        throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} is read-only and cannot be set to another value.`);
+      }
+      row[p.name] = before !== undefined ? before : defaultOf(p);
+      continue;
+    }
+    if (sent) row[p.name] = value;
+    else if (mode === 'merge') row[p.name] = before!;
+    else {
+      if (mode === 'create' && p.requiredOnCreate) throw badRequest(`The property '${p.name}' is required to create a ${QUALIFIED(type)}.`);
+      row[p.name] = defaultOf(p);
+    }
+  }
+  checkValues(type, row);
+  return row;
+}
+
+const codePoints = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+
+/** Nullability, lengths and bounds of every writable property of a row. */
+export function checkValues(type: EntityTypeDef, row: Readonly<Record<string, EdmValue>>): void {
+  for (const p of type.properties) {
+    if (p.access !== 'writable') continue;
+    const v = row[p.name] ?? null;
+    if (v === null) {
+      if (!p.nullable) throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} cannot be null.`);
+      continue;
+    }
+    if (typeof v === 'string' && p.type === 'Edm.String' && p.maxLength !== undefined && codePoints(v) > p.maxLength) {
+      throw badRequest(`The property '${p.name}' is longer than its maximum length of ${p.maxLength} characters.`);
+    }
+    if (p.min !== undefined || p.max !== undefined) {
+      const below = p.type === 'Edm.Decimal' ? p.min !== undefined && compareDecimal(v as string, String(p.min)) < 0 : p.min !== undefined && (v as number) < p.min;
+      const above = p.type === 'Edm.Decimal' ? p.max !== undefined && compareDecimal(v as string, String(p.max)) > 0 : p.max !== undefined && (v as number) > p.max;
+      if (below || above) {
+        const range = p.max === undefined ? `at least ${p.min}` : p.min === undefined ? `at most ${p.max}` : `from ${p.min} to ${p.max}`;
+        throw badRequest(`The property '${p.name}' must be ${range}; ${String(v)} is out of range.`);
+      }
+    }
+  }
+}
+
+/** True when the write changes none of the properties it sends (for no-op detection). */
+export function changedProperties(type: EntityTypeDef, before: EntityRecord, after: Readonly<Record<string, EdmValue>>): string[] {
+  return type.properties.filter((p) => !p.timestamp && !sameValue(before.values[p.name] ?? null, after[p.name] ?? null)).map((p) => p.name);
+}

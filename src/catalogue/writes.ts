@@ -1,0 +1,151 @@
+/**
+ * Creating, updating and deleting entities and links: each call is one transaction in which the
+ * payload is applied to the model, the set's rules are checked and the rows are written. The
+ * caller answers the client only after this resolves, that is after COMMIT.
+ */
+import type { Clock } from '../clock';
+import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
+import { badRequest, notFound, ODataError } from '../odata/errors';
+import type { EdmValue } from '../odata/edm';
+import type { EntityPayload, EntityRecord } from '../odata/entity';
+import type { EntityStore } from '../store/entities';
+import type { SqlExecutor, Store } from '../store/store';
+import { catalogCycle, checkRules } from './rules';
+import { applyPayload, type WriteMode } from './values';
+
+/** The other end of a binding or $link: an entity of a given set, named by its URI. */
+export type UriResolver = (uri: string, expected: EntityTypeDef) => bigint;
+
+export interface Created {
+  readonly record: EntityRecord;
+  /** False when an identical entity existed and was answered instead (idempotent CarParts). */
+  readonly created: boolean;
+}
+
+/** Sets whose POST of an entity identical to an existing one answers the existing one. */
+const IDEMPOTENT_CREATE = new Set(['CarPart']);
+
+export class CatalogueWrites {
+  constructor(
+    private readonly model: Model,
+    private readonly store: Store,
+    private readonly entities: EntityStore,
+    private readonly clock: Clock,
+    private readonly resolve: UriResolver,
+  ) {}
+
+  /** The foreign keys named by to-one bindings ("Product": {"__metadata":{"uri":…}}). */
+  private withBindings(type: EntityTypeDef, payload: EntityPayload): Map<string, EdmValue> {
+    const values = new Map(payload.values);
+    for (const [navName, uris] of payload.bindings) {
+      const nav = type.navigations.find((n) => n.name === navName)!;
+      const r = nav.relation;
+      if (r.kind === 'reference' && !nav.many) {
+        if (uris.length !== 1) throw badRequest(`The navigation '${navName}' binds exactly one entity.`);
+        const target = this.model.typeByName.get(nav.target)!;
+        const boundId = this.resolve(uris[0]!, target);
+        const sent = values.get(r.foreignKey);
+        if (sent !== undefined && sent !== null && sent !== boundId) {
+          throw badRequest(`${r.foreignKey} ${String(sent)} contradicts the binding of '${navName}' to ${String(boundId)}.`);
+        }
+        values.set(r.foreignKey, boundId);
+      } else if (r.kind !== 'linkTable') {
+        throw badRequest(`The navigation '${navName}' cannot be bound in a request body.`);
+      }
+    }
+    return values;
+  }
+
+  /** Many-to-many bindings sent with a create are added as links after the insert. */
+  private async addBoundLinks(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload): Promise<void> {
+    for (const [navName, uris] of payload.bindings) {
+      const nav = type.navigations.find((n) => n.name === navName)!;
+      if (nav.relation.kind !== 'linkTable') continue;
+      for (const uri of uris) await this.link(tx, accountId, type, id, nav, this.resolve(uri, this.model.typeByName.get(nav.target)!));
+    }
+  }
+
+  async create(accountId: number, type: EntityTypeDef, payload: EntityPayload, parent?: { nav: NavigationDef; id: bigint }): Promise<Created> {
+    const values = this.withBindings(type, payload);
+    if (parent) {
+      // POST to Products(1L)/ProductImages: the new entity belongs to that product.
+      const r = parent.nav.relation;
+      if (r.kind !== 'reference' || !parent.nav.many) throw badRequest(`Entities cannot be created through the navigation '${parent.nav.name}'.`);
+      const sent = values.get(r.foreignKey);
+      if (sent !== undefined && sent !== null && sent !== parent.id) throw badRequest(`${r.foreignKey} ${String(sent)} contradicts the parent ${String(parent.id)} in the URI.`);
+      values.set(r.foreignKey, parent.id);
+    }
+    return this.store.write(async (tx) => {
+      const row = applyPayload(type, values, 'create', undefined, this.clock.now());
+      if (IDEMPOTENT_CREATE.has(type.name)) {
+        const existing = await this.findIdentical(tx, accountId, type, row);
+        if (existing) return { record: existing, created: false };
+      }
+      row.Id = await this.store.nextId(tx);
+      await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
+      await this.entities.insert(tx, accountId, type, row);
+      await this.addBoundLinks(tx, accountId, type, row.Id, payload);
+      return { record: { type, values: row }, created: true };
+    });
+  }
+
+  private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
+    const equal: Record<string, EdmValue> = {};
+    for (const p of type.properties) if (p.access === 'writable') equal[p.name] = row[p.name] ?? null;
+    if ((await this.entities.countWhere(tx, accountId, type, equal)) === 0) return undefined;
+    for await (const candidate of this.entities.iterateWhere(tx, accountId, type, type.properties.find((p) => p.name === 'ProductId')!, row.ProductId ?? null)) {
+      if (type.properties.every((p) => p.access !== 'writable' || (candidate.values[p.name] ?? null) === (row[p.name] ?? null))) return candidate;
+    }
+    return undefined;
+  }
+
+  async update(accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<void> {
+    const values = this.withBindings(type, payload);
+    await this.store.write(async (tx) => {
+      const stored = await this.entities.find(tx, accountId, type, id);
+      if (!stored) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+      const row = applyPayload(type, values, mode, stored, this.clock.now());
+      await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row, stored });
+      await this.entities.update(tx, accountId, type, id, row);
+    });
+  }
+
+  async delete(accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
+    await this.store.write(async (tx) => {
+      if (!(await this.entities.delete(tx, accountId, type, id))) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+    });
+  }
+
+  /** Adds a many-to-many link, refusing catalog cycles; adding an existing link changes nothing. */
+  private async link(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
+    const r = nav.relation;
+    if (r.kind !== 'linkTable') throw new ODataError(400, `Links of '${nav.name}' are not managed with $links.`);
+    const target = this.model.typeByName.get(nav.target)!;
+    if (!(await this.entities.exists(tx, accountId, target, targetId))) throw notFound(`Resource not found for the segment '${target.setName}(${targetId}L)'.`);
+    if (r.left === r.right) {
+      const [parent, child] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
+      if (await catalogCycle(tx, this.entities, accountId, r.table, r.leftColumn, r.rightColumn, parent, child)) {
+        throw badRequest(`Linking ${sourceType.setName}(${sourceId}L) to ${target.setName}(${targetId}L) through '${nav.name}' would make a ${sourceType.name} its own ancestor.`);
+      }
+    }
+    await this.entities.addLink(tx, accountId, nav, sourceId, targetId);
+  }
+
+  async addLink(accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
+    const targetId = this.resolve(targetUri, this.model.typeByName.get(nav.target)!);
+    await this.store.write(async (tx) => {
+      if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
+      await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
+    });
+  }
+
+  async removeLink(accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
+    if (nav.relation.kind !== 'linkTable') throw badRequest(`Links of '${nav.name}' are not managed with $links.`);
+    await this.store.write(async (tx) => {
+      if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
+      if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
+        throw notFound(`${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+      }
+    });
+  }
+}

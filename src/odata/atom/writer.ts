@@ -1,0 +1,384 @@
+/**
+ * Atom and plain-XML response bodies (odata-v2-reference.md §2.2–2.6), written as strings.
+ *
+ * Everything that depends only on the entity type (category, edit link, navigation links, the
+ * property element tags with their m:type) is built once per type and cached; writing an entry
+ * then only concatenates those pieces with the escaped values. No whitespace between elements.
+ *
+ * Feeds are written in pieces so that a caller can stream them:
+ *   atomFeedStart(ctx, …) + records.map((r) => atomEntry(ctx, r)).join('') + atomFeedEnd(…)
+ */
+import { model } from '../../model/catalogue-model';
+import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
+import { toXmlText, type EdmValue } from '../edm';
+import { entityPath, type EntityRecord, type WriteContext } from '../entity';
+import { escapeXml } from '../xml-escape';
+
+export const ATOM_NS = 'http://www.w3.org/2005/Atom';
+export const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
+export const M_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
+export const SCHEME = 'http://schemas.microsoft.com/ado/2007/08/dataservices/scheme';
+export const RELATED_PREFIX = 'http://schemas.microsoft.com/ado/2007/08/dataservices/related/';
+
+export const XML_DECLARATION = '<?xml version="1.0" encoding="utf-8" standalone="yes"?>';
+const ROOT_NAMESPACES = `xmlns="${ATOM_NS}" xmlns:d="${D_NS}" xmlns:m="${M_NS}"`;
+
+// ---------------------------------------------------------------------------------------------
+// Text that XML cannot carry as is
+
+/**
+ * Characters escapeXml leaves alone but XML text cannot hold: CR (a parser turns it into LF, so
+ * it is written as &#xD; to survive), C0 controls other than TAB/LF/CR, U+FFFE/U+FFFF and lone
+ * surrogates (not representable in XML 1.0 at all: written as U+FFFD).
+ */
+const XML_UNSAFE = /[\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const XML_UNSAFE_ALL = new RegExp(XML_UNSAFE.source, 'g');
+
+function unsafeReplacement(c: string): string {
+  return c === '\r' ? '&#xD;' : '\uFFFD';
+}
+
+/** escapeXml plus the characters above; the fast path allocates nothing. */
+export function xmlText(s: string): string {
+  const escaped = escapeXml(s);
+  return XML_UNSAFE.test(escaped) ? escaped.replace(XML_UNSAFE_ALL, unsafeReplacement) : escaped;
+}
+
+const EDGE_WHITESPACE = /^\s|\s$/;
+
+// ---------------------------------------------------------------------------------------------
+// Per-type templates
+
+interface PropertyTemplate {
+  readonly def: PropertyDef;
+  readonly isString: boolean;
+  /** `<d:Name m:type="Edm.Int32">` (`<d:Name>` for strings). */
+  readonly open: string;
+  /** `<d:Name xml:space="preserve">`: strings with leading or trailing whitespace. */
+  readonly openPreserve: string;
+  readonly close: string;
+  /** `<d:Name m:type="Edm.Int32" m:null="true" />`. */
+  readonly nullElement: string;
+}
+
+interface NavLinkTemplate {
+  /** `<link rel="…/related/Name" type="application/atom+xml;type=feed" title="Name" href="` */
+  readonly open: string;
+  /** `/Name` (escaped), appended to the entity path inside href. */
+  readonly hrefSuffix: string;
+}
+
+interface NavigationTemplate {
+  readonly def: NavigationDef;
+  /** The canonical name first, then the aliases. */
+  readonly names: readonly string[];
+  /** By name or alias. */
+  readonly links: ReadonlyMap<string, NavLinkTemplate>;
+  readonly canonical: NavLinkTemplate;
+}
+
+interface TypeTemplate {
+  readonly keyName: string;
+  readonly qualifiedName: string;
+  /** `<link rel="edit" title="TypeName" href="` */
+  readonly editOpen: string;
+  readonly category: string;
+  readonly properties: readonly PropertyTemplate[];
+  readonly navigations: readonly NavigationTemplate[];
+  /** Name or alias -> navigation. */
+  readonly navigationByName: ReadonlyMap<string, NavigationTemplate>;
+}
+
+const templates = new WeakMap<EntityTypeDef, TypeTemplate>();
+
+function typeAttribute(type: EdmType): string {
+  return type === 'Edm.String' ? '' : ` m:type="${type}"`;
+}
+
+function buildTemplate(type: EntityTypeDef): TypeTemplate {
+  const key = type.properties.find((p) => p.access === 'key');
+  if (!key) throw new Error(`entity type ${type.name} has no key property`);
+  const qualifiedName = `${model.namespace}.${type.name}`;
+  const properties = type.properties.map((def): PropertyTemplate => {
+    const tag = `d:${escapeXml(def.name)}`;
+    const mType = typeAttribute(def.type);
+    return {
+      def,
+      isString: def.type === 'Edm.String',
+      open: `<${tag}${mType}>`,
+      openPreserve: `<${tag}${mType} xml:space="preserve">`,
+      close: `</${tag}>`,
+      nullElement: `<${tag}${mType} m:null="true" />`,
+    };
+  });
+  const navigationByName = new Map<string, NavigationTemplate>();
+  const navigations = type.navigations.map((def): NavigationTemplate => {
+    const names = [def.name, ...def.aliases];
+    const linkType = def.many ? 'feed' : 'entry';
+    const links = new Map<string, NavLinkTemplate>();
+    for (const name of names) {
+      const n = escapeXml(name);
+      links.set(name, {
+        open: `<link rel="${RELATED_PREFIX}${n}" type="application/atom+xml;type=${linkType}" title="${n}" href="`,
+        hrefSuffix: `/${n}`,
+      });
+    }
+    const t: NavigationTemplate = { def, names, links, canonical: links.get(def.name) as NavLinkTemplate };
+    for (const name of names) navigationByName.set(name, t);
+    return t;
+  });
+  return {
+    keyName: key.name,
+    qualifiedName,
+    editOpen: `<link rel="edit" title="${escapeXml(type.name)}" href="`,
+    category: `<category term="${escapeXml(qualifiedName)}" scheme="${SCHEME}" />`,
+    properties,
+    navigations,
+    navigationByName,
+  };
+}
+
+function templateOf(type: EntityTypeDef): TypeTemplate {
+  let t = templates.get(type);
+  if (!t) {
+    t = buildTemplate(type);
+    templates.set(type, t);
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// $select
+
+/**
+ * A $select set read once: `Prop`, `Nav`, `*`, `Nav/Prop`, `Nav/*`. `*` selects every property
+ * (navigation links stay limited to the selected navigations); a navigation is selected by its
+ * name, an alias, or a path through it.
+ */
+interface Selection {
+  readonly allProperties: boolean;
+  readonly names: ReadonlySet<string>;
+  /**
+   * Per first segment that had further segments or stood alone: the selection inside that
+   * navigation, undefined when the whole navigation is selected (bare `Nav`).
+   */
+  readonly inner: ReadonlyMap<string, ReadonlySet<string> | undefined>;
+}
+
+const selections = new WeakMap<ReadonlySet<string>, Selection>();
+
+function selectionOf(select: ReadonlySet<string>): Selection {
+  let s = selections.get(select);
+  if (s) return s;
+  const names = new Set<string>();
+  const paths = new Map<string, Set<string>>();
+  const bare = new Set<string>();
+  for (const item of select) {
+    const slash = item.indexOf('/');
+    if (slash < 0) {
+      names.add(item);
+      bare.add(item);
+    } else {
+      const head = item.slice(0, slash);
+      names.add(head);
+      let rest = paths.get(head);
+      if (!rest) paths.set(head, (rest = new Set()));
+      rest.add(item.slice(slash + 1));
+    }
+  }
+  const inner = new Map<string, ReadonlySet<string> | undefined>();
+  for (const name of names) inner.set(name, bare.has(name) ? undefined : paths.get(name));
+  s = { allProperties: select.has('*'), names, inner };
+  selections.set(select, s);
+  return s;
+}
+
+const innerContexts = new WeakMap<WriteContext, Map<string, WriteContext>>();
+
+/** The context for the entities expanded under navigation `name` (same response, inner $select). */
+function innerContext(ctx: WriteContext, selection: Selection | undefined, name: string): WriteContext {
+  if (!selection) return ctx;
+  let byName = innerContexts.get(ctx);
+  if (!byName) innerContexts.set(ctx, (byName = new Map()));
+  let inner = byName.get(name);
+  if (!inner) {
+    const select = selection.inner.get(name);
+    inner = { serviceRoot: ctx.serviceRoot, version: ctx.version, updated: ctx.updated, ...(select ? { select } : {}) };
+    byName.set(name, inner);
+  }
+  return inner;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+function keyOf(rec: EntityRecord, t: TypeTemplate): bigint {
+  const id = rec.values[t.keyName];
+  if (typeof id !== 'bigint') throw new Error(`${rec.type.name} record without an Int64 ${t.keyName}`);
+  return id;
+}
+
+function propertyElement(p: PropertyTemplate, value: EdmValue | undefined): string {
+  if (value === null || value === undefined) return p.nullElement;
+  if (p.isString) {
+    const s = value as string;
+    return (EDGE_WHITESPACE.test(s) ? p.openPreserve : p.open) + xmlText(s) + p.close;
+  }
+  return p.open + escapeXml(toXmlText(p.def.type, value)) + p.close;
+}
+
+type Expanded = EntityRecord | null | readonly EntityRecord[];
+
+function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string): string {
+  const t = templateOf(rec.type);
+  const path = entityPath(rec.type, keyOf(rec, t));
+  const root = escapeXml(ctx.serviceRoot);
+  const updated = escapeXml(ctx.updated);
+  const selection = ctx.select ? selectionOf(ctx.select) : undefined;
+
+  let out = `<entry${rootAttributes}><id>${root}/${path}</id><title type="text" /><updated>${updated}</updated><author><name /></author>`;
+  out += `${t.editOpen}${path}" />`;
+
+  const expanded = rec.expanded;
+  for (const nav of t.navigations) {
+    let wroteExpanded = false;
+    if (expanded && expanded.size > 0) {
+      for (const name of nav.names) {
+        if (!expanded.has(name)) continue;
+        // $select may name the navigation by the expanded name or by another of its names.
+        const selectedAs = !selection ? name : selection.names.has(name) ? name : nav.names.find((n) => selection.names.has(n));
+        if (selectedAs === undefined) continue;
+        wroteExpanded = true;
+        const link = nav.links.get(name) as NavLinkTemplate;
+        const value = expanded.get(name) as Expanded;
+        out += `${link.open}${path}${link.hrefSuffix}">`;
+        out += value === null
+          ? '<m:inline />'
+          : `<m:inline>${inlineContent(innerContext(ctx, selection, selectedAs), value, link, name, root, path, updated)}</m:inline>`;
+        out += '</link>';
+      }
+    }
+    if (wroteExpanded) continue;
+    if (selection && !nav.names.some((n) => selection.names.has(n))) continue;
+    out += `${nav.canonical.open}${path}${nav.canonical.hrefSuffix}" />`;
+  }
+  if (expanded) {
+    for (const name of expanded.keys()) {
+      if (!t.navigationByName.has(name)) throw new Error(`${rec.type.name} has no navigation ${name} to expand`);
+    }
+  }
+
+  out += t.category;
+  let props = '';
+  const values = rec.values;
+  for (const p of t.properties) {
+    if (selection && !selection.allProperties && !selection.names.has(p.def.name)) continue;
+    props += propertyElement(p, values[p.def.name]);
+  }
+  out += props ? `<content type="application/xml"><m:properties>${props}</m:properties></content>` : '<content type="application/xml" />';
+  return out + '</entry>';
+}
+
+function inlineContent(
+  ctx: WriteContext,
+  value: EntityRecord | readonly EntityRecord[],
+  link: NavLinkTemplate,
+  name: string,
+  root: string,
+  path: string,
+  updated: string,
+): string {
+  if (!Array.isArray(value)) return writeEntry(ctx, value as EntityRecord, '');
+  const title = escapeXml(name);
+  let out = `<feed><title type="text">${title}</title><id>${root}/${path}${link.hrefSuffix}</id><updated>${updated}</updated>`;
+  out += `<link rel="self" title="${title}" href="${path}${link.hrefSuffix}" />`;
+  for (const child of value as readonly EntityRecord[]) out += writeEntry(ctx, child, '');
+  return out + '</feed>';
+}
+
+/** An `<entry>` for use inside a feed (no xml declaration, no namespace declarations). */
+export function atomEntry(ctx: WriteContext, rec: EntityRecord): string {
+  return writeEntry(ctx, rec, '');
+}
+
+function rootAttributes(ctx: WriteContext): string {
+  return ` xml:base="${escapeXml(ctx.serviceRoot)}/" ${ROOT_NAMESPACES}`;
+}
+
+/** A single-entity response: xml declaration and the entry with xml:base and the namespaces. */
+export function atomEntryDocument(ctx: WriteContext, rec: EntityRecord): string {
+  return XML_DECLARATION + writeEntry(ctx, rec, rootAttributes(ctx));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Feeds
+
+export interface AtomFeedStartOptions {
+  /** Set or navigation name. */
+  readonly title: string;
+  /** Absolute URI of the collection. */
+  readonly id: string;
+  /** The request's resource path (with query), relative to xml:base (the service root). */
+  readonly selfHref: string;
+  /** $inlinecount=allpages: written as m:count before the entries. */
+  readonly count?: bigint | number;
+}
+
+export function atomFeedStart(ctx: WriteContext, opts: AtomFeedStartOptions): string {
+  const title = escapeXml(opts.title);
+  let out = `${XML_DECLARATION}<feed${rootAttributes(ctx)}><title type="text">${title}</title><id>${escapeXml(opts.id)}</id>`;
+  out += `<updated>${escapeXml(ctx.updated)}</updated><link rel="self" title="${title}" href="${escapeXml(opts.selfHref)}" />`;
+  if (opts.count !== undefined) out += `<m:count>${String(opts.count)}</m:count>`;
+  return out;
+}
+
+export function atomFeedEnd(opts: { readonly next?: string } = {}): string {
+  return opts.next !== undefined ? `<link rel="next" href="${escapeXml(opts.next)}" /></feed>` : '</feed>';
+}
+
+// ---------------------------------------------------------------------------------------------
+// application/xml documents (§2.6)
+
+function valueDocument(name: string, type: EdmType, value: EdmValue): string {
+  const tag = escapeXml(name);
+  let attrs = ` xmlns="${D_NS}"`;
+  if (type !== 'Edm.String' || value === null) attrs += ` xmlns:m="${M_NS}"${typeAttribute(type)}`;
+  if (value === null) return `${XML_DECLARATION}<${tag}${attrs} m:null="true" />`;
+  if (type === 'Edm.String') {
+    const s = value as string;
+    if (EDGE_WHITESPACE.test(s)) attrs += ' xml:space="preserve"';
+    return `${XML_DECLARATION}<${tag}${attrs}>${xmlText(s)}</${tag}>`;
+  }
+  return `${XML_DECLARATION}<${tag}${attrs}>${escapeXml(toXmlText(type, value))}</${tag}>`;
+}
+
+/** A single property (`GET Products(1L)/Title`): `<Title xmlns="…/dataservices">…</Title>`. */
+export function xmlPropertyDocument(name: string, type: EdmType, value: EdmValue): string {
+  return valueDocument(name, type, value);
+}
+
+/** A service operation's primitive result: a root element named after the operation. */
+export function xmlOperationResult(name: string, type: EdmType, value: EdmValue): string {
+  return valueDocument(name, type, value);
+}
+
+/** A single link (`GET Products(1L)/$links/Product`): `<uri xmlns="…/dataservices">…</uri>`. */
+export function xmlLinkDocument(uri: string): string {
+  return `${XML_DECLARATION}<uri xmlns="${D_NS}">${escapeXml(uri)}</uri>`;
+}
+
+/**
+ * A links collection (`GET Products(1L)/$links/Catalogs`): `<links xmlns="…/dataservices">` with
+ * `<m:count>` first when count is given and `<next>` last when next is given (V2 paging).
+ */
+export function xmlLinksDocument(
+  uris: Iterable<string>,
+  opts: { readonly count?: bigint | number; readonly next?: string } = {},
+): string {
+  let out = XML_DECLARATION;
+  if (opts.count !== undefined) out += `<links xmlns="${D_NS}" xmlns:m="${M_NS}"><m:count>${String(opts.count)}</m:count>`;
+  else out += `<links xmlns="${D_NS}">`;
+  for (const uri of uris) out += `<uri>${escapeXml(uri)}</uri>`;
+  if (opts.next !== undefined) out += `<next>${escapeXml(opts.next)}</next>`;
+  return out + '</links>';
+}

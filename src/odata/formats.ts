@@ -1,0 +1,83 @@
+/**
+ * The two wire formats behind one interface, so request handlers never branch on JSON vs Atom:
+ * negotiation picks a WireFormat, and everything written goes through it.
+ */
+import type { EdmType } from '../model/types';
+import type { EdmValue } from './edm';
+import type { EntityRecord, WriteContext } from './entity';
+import * as atom from './atom/writer';
+import * as json from './json/writer';
+
+export interface FeedOptions {
+  readonly title: string;
+  /** Absolute URI of the collection. */
+  readonly id: string;
+  /** Relative to the service root. */
+  readonly selfHref: string;
+  readonly count?: bigint;
+}
+
+export interface WireFormat {
+  readonly json: boolean;
+  /** Content-Type of entities and feeds. */
+  readonly entityContentType: string;
+  /** Content-Type of properties, links and operation results. */
+  readonly dataContentType: string;
+  entry(ctx: WriteContext, rec: EntityRecord): string;
+  feedStart(ctx: WriteContext, opts: FeedOptions): string;
+  /** One entity of a feed; `first` tells whether a separator is needed. */
+  feedEntry(ctx: WriteContext, rec: EntityRecord, first: boolean): string;
+  feedEnd(ctx: WriteContext, next?: string): string;
+  property(name: string, type: EdmType, value: EdmValue): string;
+  link(uri: string): string;
+  links(ctx: WriteContext, uris: readonly string[], count?: bigint): string;
+  operationResult(name: string, type: EdmType, value: EdmValue): string;
+}
+
+export const JSON_FORMAT: WireFormat = {
+  json: true,
+  entityContentType: 'application/json;charset=utf-8',
+  dataContentType: 'application/json;charset=utf-8',
+  entry: json.jsonEntityDocument,
+  feedStart: (ctx, opts) => json.jsonFeedStart(ctx, opts.count === undefined ? {} : { count: opts.count }),
+  feedEntry: (ctx, rec, first) => (first ? '' : json.jsonFeedSeparator) + json.jsonEntity(ctx, rec),
+  feedEnd: (ctx, next) => json.jsonFeedEnd(ctx, next === undefined ? {} : { next }),
+  property: json.jsonPropertyDocument,
+  link: json.jsonLinkDocument,
+  links: (ctx, uris, count) => json.jsonLinksDocument(ctx, uris, count === undefined ? {} : { count }),
+  operationResult: json.jsonOperationResult,
+};
+
+function atomFormat(entityType: string, dataType: string): WireFormat {
+  return {
+    json: false,
+    entityContentType: `${entityType};charset=utf-8`,
+    dataContentType: `${dataType};charset=utf-8`,
+    entry: atom.atomEntryDocument,
+    feedStart: (ctx, opts) => atom.atomFeedStart(ctx, opts.count === undefined ? opts : { ...opts, count: opts.count }),
+    feedEntry: (ctx, rec) => atom.atomEntry(ctx, rec),
+    feedEnd: (_ctx, next) => atom.atomFeedEnd(next === undefined ? {} : { next }),
+    property: atom.xmlPropertyDocument,
+    link: atom.xmlLinkDocument,
+    links: (_ctx, uris, count) => atom.xmlLinksDocument(uris, count === undefined ? {} : { count }),
+    operationResult: atom.xmlOperationResult,
+  };
+}
+
+const ATOM = atomFormat('application/atom+xml', 'application/xml');
+const APPLICATION_XML = atomFormat('application/xml', 'application/xml');
+const TEXT_XML = atomFormat('text/xml', 'text/xml');
+
+/** The format for a negotiated media type (one of MEDIA.entity or MEDIA.xmlOrJson). */
+export function wireFormatFor(mediaType: string): WireFormat {
+  switch (mediaType) {
+    case 'application/json':
+      return JSON_FORMAT;
+    case 'application/xml':
+      return APPLICATION_XML;
+    case 'text/xml':
+      return TEXT_XML;
+    default:
+      return ATOM;
+  }
+}

@@ -1,0 +1,278 @@
+/**
+ * JSON verbose response bodies (odata-v2-reference.md §3): entities, feeds (streamed in pieces),
+ * properties, links and service operation results. Everything is built by string concatenation;
+ * JSON.stringify is used for strings only (through toJson() for values). What depends only on the
+ * entity type (member names, the type name, navigation members) is computed once per type, and
+ * what depends only on the WriteContext (the escaped service root, the compiled $select) once per
+ * context.
+ *
+ * Shapes: V1 collections are plain arrays, V2 collections {"results":[…]} (with "__count" before
+ * and "__next" after the results at the top level only). Every entity, nested ones included,
+ * carries its absolute canonical URI (via its type's entity set, never an alias).
+ */
+import { model } from '../../model/catalogue-model';
+import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
+import { toJson, type EdmValue } from '../edm';
+import type { EntityRecord, WriteContext } from '../entity';
+
+// ---------------------------------------------------------------------------------------------
+// Per-type constants
+
+interface PropertyInfo {
+  readonly name: string;
+  readonly type: EdmType;
+  /** `,"Name":` */
+  readonly member: string;
+}
+
+interface NavigationInfo {
+  readonly nav: NavigationDef;
+  /** The canonical name first, then its aliases. */
+  readonly names: readonly string[];
+  /** Per name: `,"Name":` */
+  readonly members: readonly string[];
+  /** Per name: `,"Name":{"__deferred":{"uri":"` (the entity uri follows) */
+  readonly deferredHeads: readonly string[];
+  /** Per name: `/Name"}}` */
+  readonly deferredTails: readonly string[];
+}
+
+interface TypeInfo {
+  /** `/Products(` */
+  readonly setPath: string;
+  /** `L)","type":"CatalogueService.Product"}` */
+  readonly metadataTail: string;
+  readonly properties: readonly PropertyInfo[];
+  readonly navigations: readonly NavigationInfo[];
+}
+
+const typeCache = new WeakMap<EntityTypeDef, TypeInfo>();
+
+function typeInfo(type: EntityTypeDef): TypeInfo {
+  let info = typeCache.get(type);
+  if (info === undefined) {
+    info = {
+      setPath: `/${type.setName}(`,
+      metadataTail: `L)","type":${JSON.stringify(`${model.namespace}.${type.name}`)}}`,
+      properties: type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` })),
+      navigations: type.navigations.map((nav) => {
+        const names = [nav.name, ...nav.aliases];
+        const members = names.map((n) => `,${JSON.stringify(n)}:`);
+        return {
+          nav,
+          names,
+          members,
+          deferredHeads: members.map((m) => `${m}{"__deferred":{"uri":"`),
+          deferredTails: names.map((n) => `${JSON.stringify('/' + n).slice(1, -1)}"}}`),
+        };
+      }),
+    };
+    typeCache.set(type, info);
+  }
+  return info;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-context constants
+
+/** A compiled $select. */
+interface Selection {
+  /** `*` was selected: every property and navigation. */
+  readonly star: boolean;
+  /** Entries without a slash: whole properties and navigations. */
+  readonly whole: ReadonlySet<string>;
+  /** First segments of all entries: the navigations that are written at all. */
+  readonly heads: ReadonlySet<string>;
+  /** Navigation name -> the entries under it (`Nav/Prop` -> `Prop`). */
+  readonly nested: ReadonlyMap<string, readonly string[]>;
+}
+
+interface Ctx {
+  /** The service root, JSON-escaped, without quotes. */
+  readonly root: string;
+  readonly v2: boolean;
+  readonly selection: Selection | undefined;
+  /** Contexts for entities expanded under a navigation name (only when selection is set). */
+  readonly children: Map<string, Ctx>;
+}
+
+const ctxCache = new WeakMap<WriteContext, Ctx>();
+
+function compileSelection(select: ReadonlySet<string>): Selection {
+  const whole = new Set<string>();
+  const heads = new Set<string>();
+  const nested = new Map<string, string[]>();
+  for (const entry of select) {
+    const slash = entry.indexOf('/');
+    if (slash < 0) {
+      whole.add(entry);
+      heads.add(entry);
+    } else {
+      const head = entry.slice(0, slash);
+      heads.add(head);
+      let list = nested.get(head);
+      if (list === undefined) nested.set(head, (list = []));
+      list.push(entry.slice(slash + 1));
+    }
+  }
+  return { star: whole.has('*'), whole, heads, nested };
+}
+
+function makeCtx(root: string, v2: boolean, select: ReadonlySet<string> | undefined): Ctx {
+  return { root, v2, selection: select === undefined ? undefined : compileSelection(select), children: new Map() };
+}
+
+function ctxOf(ctx: WriteContext): Ctx {
+  let c = ctxCache.get(ctx);
+  if (c === undefined) {
+    c = makeCtx(JSON.stringify(ctx.serviceRoot).slice(1, -1), ctx.version === 2, ctx.select);
+    ctxCache.set(ctx, c);
+  }
+  return c;
+}
+
+/**
+ * The context of entities expanded under `name`: `$select=Nav` (or `*`) selects all of their
+ * properties, `$select=Nav/Prop` only Prop, `Nav/*` all of them.
+ */
+function childCtx(c: Ctx, name: string): Ctx {
+  const sel = c.selection;
+  if (sel === undefined) return c;
+  let child = c.children.get(name);
+  if (child === undefined) {
+    const entries = sel.nested.get(name);
+    const all = sel.whole.has(name) || entries === undefined;
+    child = makeCtx(c.root, c.v2, all ? undefined : new Set(entries));
+    c.children.set(name, child);
+  }
+  return child;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entities
+
+function writeEntity(c: Ctx, rec: EntityRecord): string {
+  const t = typeInfo(rec.type);
+  const values = rec.values;
+  const id = values['Id'];
+  if (typeof id !== 'bigint') throw new Error(`An entity of type ${rec.type.name} without an Int64 Id cannot be written`);
+  const uri = c.root + t.setPath + id.toString();
+  let out = '{"__metadata":{"uri":"' + uri + t.metadataTail;
+  const sel = c.selection;
+
+  for (const p of t.properties) {
+    if (sel !== undefined && !sel.star && !sel.whole.has(p.name)) continue;
+    const v: EdmValue | undefined = values[p.name];
+    out += p.member + toJson(p.type, v === undefined ? null : v);
+  }
+
+  const expanded = rec.expanded;
+  const entityUri = uri + 'L)';
+  for (const n of t.navigations) {
+    const names = n.names;
+    let wasExpanded = false;
+    if (expanded !== undefined && expanded.size !== 0) {
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i]!;
+        const value = expanded.get(name);
+        if (value === undefined) continue;
+        wasExpanded = true;
+        if (sel === undefined || sel.star || sel.heads.has(name)) out += n.members[i]! + writeExpanded(childCtx(c, name), n.nav, value);
+      }
+    }
+    if (wasExpanded) continue;
+    if (sel === undefined) {
+      out += n.deferredHeads[0]! + entityUri + n.deferredTails[0]!;
+    } else {
+      for (let i = 0; i < names.length; i++) {
+        // `*` selects the canonical navigation; an alias is written only when named.
+        if ((i === 0 && sel.star) || sel.heads.has(names[i]!)) out += n.deferredHeads[i]! + entityUri + n.deferredTails[i]!;
+      }
+    }
+  }
+  return out + '}';
+}
+
+function writeExpanded(c: Ctx, nav: NavigationDef, value: EntityRecord | null | readonly EntityRecord[]): string {
+  if (value === null) {
+    if (nav.many) throw new Error(`The to-many navigation ${nav.name} was expanded to null (use an empty array)`);
+    return 'null';
+  }
+  if (isRecordArray(value)) {
+    if (!nav.many) throw new Error(`The to-one navigation ${nav.name} was expanded to an array`);
+    let out = c.v2 ? '{"results":[' : '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + writeEntity(c, value[i]!);
+    return out + (c.v2 ? ']}' : ']');
+  }
+  if (nav.many) throw new Error(`The to-many navigation ${nav.name} was expanded to a single entity`);
+  return writeEntity(c, value);
+}
+
+function isRecordArray(value: EntityRecord | readonly EntityRecord[]): value is readonly EntityRecord[] {
+  return Array.isArray(value);
+}
+
+/**
+ * The entity object without the "d" wrapper: __metadata, the properties in model order, then one
+ * member per navigation in model order. A navigation is deferred unless rec.expanded holds it
+ * (under its canonical name or an alias: the member is written under that key instead of the
+ * canonical deferred one). With ctx.select, only selected properties and navigations are written.
+ * Properties missing from rec.values are written as null.
+ */
+export function jsonEntity(ctx: WriteContext, rec: EntityRecord): string {
+  return writeEntity(ctxOf(ctx), rec);
+}
+
+/** `{"d":<entity>}`: single-entity responses (GET by key, 201 of an insert). */
+export function jsonEntityDocument(ctx: WriteContext, rec: EntityRecord): string {
+  return '{"d":' + writeEntity(ctxOf(ctx), rec) + '}';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Feeds, streamed: jsonFeedStart, then the entities (jsonEntity) separated by jsonFeedSeparator,
+// then jsonFeedEnd.
+
+/** V1 `{"d":[`; V2 `{"d":{"__count":"N","results":[` (__count only when count is given). */
+export function jsonFeedStart(ctx: WriteContext, opts: { count?: bigint | number } = {}): string {
+  if (ctx.version !== 2) return '{"d":[';
+  return opts.count === undefined ? '{"d":{"results":[' : '{"d":{"__count":"' + countText(opts.count) + '","results":[';
+}
+
+export const jsonFeedSeparator = ',';
+
+/** V1 `]}`; V2 `]` + `,"__next":"…"` (when next is given) + `}}`. */
+export function jsonFeedEnd(ctx: WriteContext, opts: { next?: string } = {}): string {
+  if (ctx.version !== 2) return ']}';
+  return opts.next === undefined ? ']}}' : '],"__next":' + JSON.stringify(opts.next) + '}}';
+}
+
+function countText(count: bigint | number): string {
+  if (typeof count === 'number' && !Number.isSafeInteger(count)) throw new Error(`Invalid inline count ${count}`);
+  return count.toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties, links, operation results
+
+/** `{"d":{"<Name>":<value>}}`: a top-level property (GET Products(1L)/Title). */
+export function jsonPropertyDocument(name: string, type: EdmType, value: EdmValue): string {
+  return '{"d":{' + JSON.stringify(name) + ':' + toJson(type, value) + '}}';
+}
+
+/** `{"d":{"uri":"…"}}`: a to-one $links answer. */
+export function jsonLinkDocument(uri: string): string {
+  return '{"d":{"uri":' + JSON.stringify(uri) + '}}';
+}
+
+/** V1 `{"d":[{"uri":…},…]}`; V2 `{"d":{"__count":"N","results":[…]}}` (__count only when given). */
+export function jsonLinksDocument(ctx: WriteContext, uris: readonly string[], opts: { count?: bigint | number } = {}): string {
+  let items = '';
+  for (let i = 0; i < uris.length; i++) items += (i === 0 ? '{"uri":' : ',{"uri":') + JSON.stringify(uris[i]!) + '}';
+  if (ctx.version !== 2) return '{"d":[' + items + ']}';
+  return (opts.count === undefined ? '{"d":{"results":[' : '{"d":{"__count":"' + countText(opts.count) + '","results":[') + items + ']}}';
+}
+
+/** `{"d":{"<OperationName>":<value>}}`: a service operation returning one primitive. */
+export function jsonOperationResult(name: string, type: EdmType, value: EdmValue): string {
+  return '{"d":{' + JSON.stringify(name) + ':' + toJson(type, value) + '}}';
+}

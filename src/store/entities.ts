@@ -1,0 +1,240 @@
+/**
+ * Entity rows: the SQL for every entity set, built once per type from the model, and the
+ * conversion between rows and EntityRecords through the engine's codec. Every statement is
+ * scoped by account_id and takes its values as bound parameters.
+ */
+import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDef, ThroughEntityRelation } from '../model/types';
+import type { EdmValue } from '../odata/edm';
+import type { EntityRecord } from '../odata/entity';
+import type { SqlExecutor, SqlValue, Store } from './store';
+
+const q = (name: string) => `"${name}"`;
+
+interface TypeSql {
+  /** t."id", t."product_id", … in property order. */
+  readonly columns: string;
+  readonly table: string;
+  readonly byId: string;
+  readonly all: string;
+  readonly count: string;
+  readonly insert: string;
+  readonly deleteById: string;
+  readonly exists: string;
+}
+
+const typeSqlCache = new WeakMap<EntityTypeDef, TypeSql>();
+
+function typeSql(type: EntityTypeDef): TypeSql {
+  let sql = typeSqlCache.get(type);
+  if (!sql) {
+    const table = q(type.table);
+    const columns = type.properties.map((p) => `t.${q(p.column)}`).join(', ');
+    sql = {
+      columns,
+      table,
+      byId: `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? AND t.id = ?`,
+      all: `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? ORDER BY t.id`,
+      count: `SELECT count(*) AS n FROM ${table} t WHERE t.account_id = ?`,
+      insert:
+        `INSERT INTO ${table} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}) ` +
+        `VALUES (?, ${type.properties.map(() => '?').join(', ')})`,
+      deleteById: `DELETE FROM ${table} WHERE account_id = ? AND id = ?`,
+      exists: `SELECT 1 AS found FROM ${table} WHERE account_id = ? AND id = ?`,
+    };
+    typeSqlCache.set(type, sql);
+  }
+  return sql;
+}
+
+/** A query for the entities a navigation leads to from one source entity. */
+interface NavigationSql {
+  /** Params: account, source id. */
+  readonly all: string;
+  /** Params: account, source id, target id. */
+  readonly one: string;
+  readonly count: string;
+}
+
+export class EntityStore {
+  private readonly navigationSqlCache = new Map<NavigationDef, NavigationSql>();
+
+  constructor(
+    readonly model: Model,
+    readonly store: Store,
+  ) {}
+
+  decode(type: EntityTypeDef, row: Record<string, unknown>): EntityRecord {
+    const values: Record<string, EdmValue> = {};
+    for (const p of type.properties) values[p.name] = this.store.codec.decode(p.type, row[p.column]);
+    return { type, values };
+  }
+
+  private encode(p: PropertyDef, value: EdmValue): SqlValue {
+    return this.store.codec.encode(p.type, value);
+  }
+
+  async find(exec: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<EntityRecord | undefined> {
+    const row = await exec.get<Record<string, unknown>>(typeSql(type).byId, [accountId, id]);
+    return row ? this.decode(type, row) : undefined;
+  }
+
+  async exists(exec: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {
+    return (await exec.get(typeSql(type).exists, [accountId, id])) !== undefined;
+  }
+
+  async *iterateAll(exec: SqlExecutor, accountId: number, type: EntityTypeDef): AsyncIterable<EntityRecord> {
+    for await (const row of exec.iterate<Record<string, unknown>>(typeSql(type).all, [accountId])) yield this.decode(type, row);
+  }
+
+  async countAll(exec: SqlExecutor, accountId: number, type: EntityTypeDef): Promise<bigint> {
+    const row = await exec.get<{ n: bigint | number }>(typeSql(type).count, [accountId]);
+    return BigInt(row?.n ?? 0);
+  }
+
+  /** Rows whose `column` equals `value` (a foreign key), by id. */
+  async *iterateWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, property: PropertyDef, value: EdmValue): AsyncIterable<EntityRecord> {
+    const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} = ? ORDER BY t.id`;
+    for await (const row of exec.iterate<Record<string, unknown>>(sql, [accountId, this.encode(property, value)])) yield this.decode(type, row);
+  }
+
+  /** Counts rows whose properties equal the given values (rule checks: uniqueness, limits). */
+  async countWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
+    const names = Object.keys(equal);
+    const props = names.map((n) => type.properties.find((p) => p.name === n)!);
+    const conditions = props.map((p) => (equal[p.name] === null ? `${q(p.column)} IS NULL` : `${q(p.column)} = ?`));
+    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => this.encode(p, equal[p.name]!))];
+    let sql = `SELECT count(*) AS n FROM ${typeSql(type).table} WHERE account_id = ?${conditions.map((c) => ` AND ${c}`).join('')}`;
+    if (excludeId !== undefined) {
+      sql += ' AND id <> ?';
+      params.push(excludeId);
+    }
+    const row = await exec.get<{ n: bigint | number }>(sql, params);
+    return Number(row?.n ?? 0);
+  }
+
+  /** Distinct values of one column over rows matching a condition (rule checks). */
+  async distinct(exec: SqlExecutor, sql: string, params: readonly SqlValue[]): Promise<unknown[]> {
+    return (await exec.all<{ v: unknown }>(sql, params)).map((r) => r.v);
+  }
+
+  async insert(tx: SqlExecutor, accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<void> {
+    await tx.run(typeSql(type).insert, [accountId, ...type.properties.map((p) => this.encode(p, values[p.name] ?? null))]);
+  }
+
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
+    const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
+    if (props.length === 0) return;
+    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')} WHERE account_id = ? AND id = ?`;
+    await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+  }
+
+  /**
+   * Deletes one entity. Owned children go with it (ON DELETE CASCADE); platform rows that point
+   * at it or at any of its cascaded descendants (order items, listings) have the pointer cleared
+   * first, as the model's 'setNull' relations say.
+   */
+  async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {
+    await this.clearPointers(tx, accountId, type, 'id = ?', [id], new Set());
+    return (await tx.run(typeSql(type).deleteById, [accountId, id])).changes > 0;
+  }
+
+  /** Clears 'setNull' references to the rows of `type` selected by `where`, and to their cascaded children. */
+  private async clearPointers(tx: SqlExecutor, accountId: number, type: EntityTypeDef, where: string, params: SqlValue[], seen: Set<string>): Promise<void> {
+    if (seen.has(type.name)) return;
+    seen.add(type.name);
+    const selected = `SELECT id FROM ${typeSql(type).table} WHERE account_id = ? AND ${where}`;
+    for (const r of this.model.relations) {
+      if (r.kind !== 'reference' || r.principal !== type.name) continue;
+      const dependent = this.model.typeByName.get(r.dependent)!;
+      const fk = q(dependent.properties.find((p) => p.name === r.foreignKey)!.column);
+      if (r.onDelete === 'setNull') {
+        await tx.run(`UPDATE ${typeSql(dependent).table} SET ${fk} = NULL WHERE account_id = ? AND ${fk} IN (${selected})`, [accountId, accountId, ...params]);
+      } else if (r.onDelete === 'cascade') {
+        await this.clearPointers(tx, accountId, dependent, `${fk} IN (${selected})`, [accountId, ...params], seen);
+      }
+    }
+    seen.delete(type.name);
+  }
+
+  /** The entities a navigation leads to from (sourceType, sourceId); one when `key` is given. */
+  async *related(exec: SqlExecutor, accountId: number, nav: NavigationDef, sourceId: bigint, key?: bigint): AsyncIterable<EntityRecord> {
+    const target = this.model.typeByName.get(nav.target)!;
+    const sql = this.navigationSql(nav);
+    const rows = key === undefined ? exec.iterate<Record<string, unknown>>(sql.all, [accountId, sourceId]) : exec.iterate<Record<string, unknown>>(sql.one, [accountId, sourceId, key]);
+    for await (const row of rows) yield this.decode(target, row);
+  }
+
+  async countRelated(exec: SqlExecutor, accountId: number, nav: NavigationDef, sourceId: bigint): Promise<bigint> {
+    const row = await exec.get<{ n: bigint | number }>(this.navigationSql(nav).count, [accountId, sourceId]);
+    return BigInt(row?.n ?? 0);
+  }
+
+  private navigationSql(nav: NavigationDef): NavigationSql {
+    let sql = this.navigationSqlCache.get(nav);
+    if (!sql) {
+      sql = this.buildNavigationSql(nav);
+      this.navigationSqlCache.set(nav, sql);
+    }
+    return sql;
+  }
+
+  private buildNavigationSql(nav: NavigationDef): NavigationSql {
+    const target = this.model.typeByName.get(nav.target)!;
+    const { columns, table } = typeSql(target);
+    const r = nav.relation;
+    let from: string;
+    let where: string;
+    if (r.kind === 'reference') {
+      const dependent = this.model.typeByName.get(r.dependent)!;
+      const fk = q(dependent.properties.find((p) => p.name === r.foreignKey)!.column);
+      if (nav.many) {
+        // From the principal to its dependents.
+        from = `${table} t`;
+        where = `t.account_id = ? AND t.${fk} = ?`;
+      } else {
+        // From a dependent to its principal, through the dependent's foreign key.
+        from = `${table} t JOIN ${typeSql(dependent).table} s ON s.account_id = t.account_id AND s.${fk} = t.id`;
+        where = `s.account_id = ? AND s.id = ?`;
+      }
+    } else {
+      const [sourceColumn, targetColumn, linkTable] = this.pairColumns(r, nav);
+      from = `${table} t JOIN ${linkTable} l ON l.account_id = t.account_id AND l.${targetColumn} = t.id`;
+      where = `l.account_id = ? AND l.${sourceColumn} = ?`;
+    }
+    return {
+      all: `SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY t.id`,
+      one: `SELECT ${columns} FROM ${from} WHERE ${where} AND t.id = ?`,
+      count: `SELECT count(*) AS n FROM ${from} WHERE ${where}`,
+    };
+  }
+
+  /** For a many-to-many navigation: [column of the source, column of the target, pair table]. */
+  private pairColumns(r: LinkTableRelation | ThroughEntityRelation, nav: NavigationDef): [string, string, string] {
+    // The left navigation leads from a left entity to right ones; names tell self-relations apart.
+    const leftToRight = nav.name === r.leftNav;
+    if (r.kind === 'linkTable') {
+      return leftToRight ? [q(r.leftColumn), q(r.rightColumn), q(r.table)] : [q(r.rightColumn), q(r.leftColumn), q(r.table)];
+    }
+    const through = this.model.typeByName.get(r.through)!;
+    const col = (name: string) => q(through.properties.find((p) => p.name === name)!.column);
+    return leftToRight ? [col(r.leftKey), col(r.rightKey), q(through.table)] : [col(r.rightKey), col(r.leftKey), q(through.table)];
+  }
+
+  /** Adds a pair to a link table; false when it was there already. */
+  async addLink(tx: SqlExecutor, accountId: number, nav: NavigationDef, sourceId: bigint, targetId: bigint): Promise<boolean> {
+    const r = nav.relation as LinkTableRelation;
+    const [source, target, table] = this.pairColumns(r, nav);
+    const result = await tx.run(
+      `INSERT INTO ${table} (account_id, ${source}, ${target}) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+      [accountId, sourceId, targetId],
+    );
+    return result.changes > 0;
+  }
+
+  async removeLink(tx: SqlExecutor, accountId: number, nav: NavigationDef, sourceId: bigint, targetId: bigint): Promise<boolean> {
+    const r = nav.relation as LinkTableRelation;
+    const [source, target, table] = this.pairColumns(r, nav);
+    const result = await tx.run(`DELETE FROM ${table} WHERE account_id = ? AND ${source} = ? AND ${target} = ?`, [accountId, sourceId, targetId]);
+    return result.changes > 0;
+  }
+}
