@@ -22,6 +22,15 @@ export interface Created {
   readonly created: boolean;
 }
 
+/**
+ * The entity URIs among a navigation's bindings. An entry read from the service and sent back
+ * carries its deferred navigation links (`ProductSpecifics(5L)/Product`): they name a navigation,
+ * not an entity, and bind nothing.
+ */
+function bindingUris(uris: readonly string[]): string[] {
+  return uris.filter((uri) => !/\)\/[A-Za-z_]\w*\/?$/.test(uri.split('?')[0]!));
+}
+
 /** Sets whose POST of an entity identical to an existing one answers the existing one. */
 const IDEMPOTENT_CREATE = new Set(['CarPart']);
 
@@ -37,9 +46,11 @@ export class CatalogueWrites {
   /** The foreign keys named by to-one bindings ("Product": {"__metadata":{"uri":…}}). */
   private withBindings(type: EntityTypeDef, payload: EntityPayload): Map<string, EdmValue> {
     const values = new Map(payload.values);
-    for (const [navName, uris] of payload.bindings) {
+    for (const [navName, sent] of payload.bindings) {
       const nav = type.navigations.find((n) => n.name === navName)!;
       const r = nav.relation;
+      const uris = bindingUris(sent);
+      if (uris.length === 0) continue;
       if (r.kind === 'reference' && !nav.many) {
         if (uris.length !== 1) throw badRequest(`The navigation '${navName}' binds exactly one entity.`);
         const target = this.model.typeByName.get(nav.target)!;
@@ -58,10 +69,10 @@ export class CatalogueWrites {
 
   /** Many-to-many bindings sent with a create are added as links after the insert. */
   private async addBoundLinks(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload): Promise<void> {
-    for (const [navName, uris] of payload.bindings) {
+    for (const [navName, sent] of payload.bindings) {
       const nav = type.navigations.find((n) => n.name === navName)!;
       if (nav.relation.kind !== 'linkTable') continue;
-      for (const uri of uris) await this.link(tx, accountId, type, id, nav, this.resolve(uri, this.model.typeByName.get(nav.target)!));
+      for (const uri of bindingUris(sent)) await this.link(tx, accountId, type, id, nav, this.resolve(uri, this.model.typeByName.get(nav.target)!));
     }
   }
 

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openStore } from '../../src/store/open';
 import type { SqlExecutor, SqlValue, Store } from '../../src/store/store';
+import { mulberry32 } from '../support/random';
 
 export interface TempStore {
   readonly store: Store;
@@ -79,17 +80,8 @@ export async function tableText(store: Store, table: 'accounts' | 'subscription_
   return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
 }
 
-/** mulberry32: small, seeded, good enough to pick mutations. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded generator for picking mutations (the shared mulberry32). */
+export const seededRandom = mulberry32;
 
 export const T0 = Date.UTC(2026, 0, 15, 9, 0, 0);
 export const MINUTE = 60_000;

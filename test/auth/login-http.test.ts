@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock';
 import { createAccount } from '../../src/auth/accounts';
 import { request, type HttpResponse } from '../support/http-client';
+import { mulberry32 } from '../support/random';
 import { asSeller, login, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 
 const AXD = '/Authentication_JSON_AppService.axd';
@@ -154,14 +155,8 @@ describe('mutated credentials', () => {
   function mutations(value: string, count: number): string[] {
     const out = new Set<string>();
     const alphabet = 'abcdef0123456789ABCDEF-_x';
-    // mulberry32: 32-bit integer arithmetic, so it never loses precision and cycles early.
-    let seed = 7;
-    const rand = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-      return ((x ^ (x >>> 14)) >>> 0) % n;
-    };
+    const random = mulberry32(7);
+    const rand = (n: number) => Math.floor(random() * n);
     out.add('');
     out.add(value.toUpperCase());
     out.add(value + 'a');

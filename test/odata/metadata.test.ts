@@ -12,6 +12,7 @@ import type { Model, RelationDef } from '../../src/model/types';
 import { renderMetadata } from '../../src/odata/metadata';
 import { escapeXml } from '../../src/odata/xml-escape';
 import { childElements, loadDatajs, parseXml, type XmlDocument, type XmlElement } from '../clients/datajs';
+import { SPEC_ENTITY_SETS } from '../support/spec';
 
 const EDMX = 'http://schemas.microsoft.com/ado/2007/06/edmx';
 const EDM = 'http://schemas.microsoft.com/ado/2008/09/edm';
@@ -19,26 +20,6 @@ const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
 const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
 const NS = 'CatalogueService';
 
-/** The 17 entity sets of the service index (interface-specification.md, item 5), written out. */
-const SPEC_ENTITY_SETS = [
-  'Catalogs',
-  'Products',
-  'ProductImages',
-  'ProductRelations',
-  'ProductSpecifics',
-  'ProductVariations',
-  'ProductVariationSpecifics',
-  'ProductVariationImages',
-  'OptionalProductAttributes',
-  'SalesOrders',
-  'SalesOrderItems',
-  'Addresses',
-  'Buyers',
-  'Listings',
-  'ListingItems',
-  'DiscountOffers',
-  'CarParts',
-];
 
 /** The 7 service operations (interface-specification.md item 6) with their methods (operations-and-protocol.md). */
 const SPEC_OPERATIONS: Record<string, 'GET' | 'POST'> = {

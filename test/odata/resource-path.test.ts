@@ -17,6 +17,7 @@ import {
   type ResourcePath,
   type ResourceTarget,
 } from '../../src/odata/uri/resource-path';
+import { mulberry32 } from '../support/random';
 
 /** A plain-data view of a parse result, so expectations can be written as literals. */
 type Shape =
@@ -395,17 +396,8 @@ test('splitResourcePath still splits and decodes', () => {
   assert.throws(() => splitResourcePath('/%zz'), (e: unknown) => e instanceof ODataError && e.status === 400);
 });
 
-/** mulberry32: a small seeded generator, so a failing fuzz case can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a failing fuzz case can be replayed. */
+const random = mulberry32;
 
 const FUZZ_CHARS = Array.from("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789()'=/$%L,-. ");
 const FUZZ_NAMES = [

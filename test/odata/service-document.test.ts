@@ -9,32 +9,13 @@ import assert from 'node:assert/strict';
 import { model } from '../../src/model/catalogue-model';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../../src/odata/service-document';
 import { childElements, loadDatajs, parseXml } from '../clients/datajs';
+import { SPEC_ENTITY_SETS } from '../support/spec';
 
 const APP = 'http://www.w3.org/2007/app';
 const ATOM = 'http://www.w3.org/2005/Atom';
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const ROOT = 'http://localhost:8080/publicapi/v1/api.svc';
 
-/** The 17 entity sets of the service index (interface-specification.md, item 5), written out. */
-const SPEC_ENTITY_SETS = [
-  'Catalogs',
-  'Products',
-  'ProductImages',
-  'ProductRelations',
-  'ProductSpecifics',
-  'ProductVariations',
-  'ProductVariationSpecifics',
-  'ProductVariationImages',
-  'OptionalProductAttributes',
-  'SalesOrders',
-  'SalesOrderItems',
-  'Addresses',
-  'Buyers',
-  'Listings',
-  'ListingItems',
-  'DiscountOffers',
-  'CarParts',
-];
 const SORTED_SPEC_SETS = [...SPEC_ENTITY_SETS].sort();
 
 test('parseXml rejects text that is not well-formed (so the XML checks below can fail)', () => {

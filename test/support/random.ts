@@ -1,0 +1,15 @@
+/**
+ * mulberry32: a small seeded generator with 32-bit integer arithmetic (it never loses precision,
+ * unlike a float LCG), so generated test cases are the same on every run of a seed.
+ * Returns floats in [0, 1).
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
