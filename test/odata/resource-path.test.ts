@@ -13,7 +13,6 @@ import {
   formatKey,
   MAX_SEGMENTS,
   parseResourcePath,
-  splitResourcePath,
   type ResourcePath,
   type ResourceTarget,
 } from '../../src/odata/uri/resource-path';
@@ -388,13 +387,6 @@ test('messages clip long segments and never carry control characters', () => {
   );
 });
 
-test('splitResourcePath still splits and decodes', () => {
-  assert.deepEqual(splitResourcePath(''), []);
-  assert.deepEqual(splitResourcePath('/'), []);
-  assert.deepEqual(splitResourcePath('/Products(5L)/Title'), ['Products(5L)', 'Title']);
-  assert.deepEqual(splitResourcePath('/A%20B/%27x%27'), ['A B', "'x'"]);
-  assert.throws(() => splitResourcePath('/%zz'), (e: unknown) => e instanceof ODataError && e.status === 400);
-});
 
 /** Seeded, so a failing fuzz case can be replayed. */
 const random = mulberry32;

@@ -66,16 +66,6 @@ export function formatKey(id: bigint): string {
   return `(${id}L)`;
 }
 
-/**
- * Splits the resource path below the service root into percent-decoded segments (leading
- * slashes dropped). The older, model-free splitter; parseResourcePath is the full parser.
- */
-export function splitResourcePath(rest: string): string[] {
-  const trimmed = rest.replace(/^\/+/, '');
-  if (trimmed === '') return [];
-  return trimmed.split('/').map(decodeSegment);
-}
-
 /** One segment: decoded text, the name before '(' and what stands between the parentheses. */
 interface Segment {
   /** Decoded, whole (for messages). */
