@@ -80,6 +80,37 @@ const q = (name: string) => `"${name}"`;
 
 type Rule = (ctx: RuleContext) => Promise<void>;
 
+/**
+ * A variation moved to another product takes its characteristics along: the target product's
+ * limits of names and of values per name hold for them as for new ones.
+ */
+async function checkMovedCharacteristics(ctx: RuleContext): Promise<void> {
+  const variations = q(ctx.type.table);
+  const specifics = q(ctx.model.typeByName.get('ProductVariationSpecific')!.table);
+  const moving = await ctx.tx.all<{ name: string; value: string }>(
+    `SELECT name, value FROM ${specifics} WHERE account_id = ? AND product_variation_id = ? ORDER BY id`,
+    [ctx.accountId, id(ctx)],
+  );
+  if (moving.length === 0) return;
+  const present = await ctx.tx.all<{ name: string; value: string }>(
+    `SELECT DISTINCT s.name AS name, s.value AS value FROM ${specifics} s JOIN ${variations} v ON v.account_id = s.account_id AND v.id = s.product_variation_id ` +
+      'WHERE s.account_id = ? AND v.product_id = ? AND v.id <> ?',
+    [ctx.accountId, ctx.row.ProductId as bigint, id(ctx)],
+  );
+  const valuesByName = new Map<string, Set<string>>();
+  for (const r of present) valuesByName.set(r.name, (valuesByName.get(r.name) ?? new Set<string>()).add(r.value));
+  for (const { name, value } of moving) {
+    if (!valuesByName.has(name) && valuesByName.size >= LIMITS.characteristicNamesPerProduct) {
+      throw badRequest(`A product has at most ${LIMITS.characteristicNamesPerProduct} characteristic names across its variations (${[...valuesByName.keys()].join(', ')}); '${name}' would be one more.`);
+    }
+    const values = valuesByName.get(name) ?? new Set<string>();
+    if (!values.has(value) && values.size >= LIMITS.valuesPerCharacteristic) {
+      throw badRequest(`A product has at most ${LIMITS.valuesPerCharacteristic} values for the characteristic '${name}'; '${value}' would be one more.`);
+    }
+    valuesByName.set(name, values.add(value));
+  }
+}
+
 const rules: Readonly<Record<string, Rule>> = {
   async ProductSpecific(ctx) {
     const values = String(ctx.row.Value).split('|');
@@ -106,6 +137,7 @@ const rules: Readonly<Record<string, Rule>> = {
       if (count >= LIMITS.variationsPerProduct) {
         throw badRequest(`A product has at most ${LIMITS.variationsPerProduct} variations; product ${String(ctx.row.ProductId)} has ${count} already.`);
       }
+      if (ctx.stored) await checkMovedCharacteristics(ctx);
     }
     await unique(ctx, ['ProductId', 'Sku'], `The product already has a variation with Sku '${String(ctx.row.Sku)}': Sku values are unique per product.`);
   },
@@ -167,14 +199,15 @@ const rules: Readonly<Record<string, Rule>> = {
     if (parent === child) throw badRequest('A product cannot be related to itself.');
     await unique(ctx, ['ParentProductId', 'ChildProductId'], `Product ${String(parent)} is already the parent of product ${String(child)}.`);
     if (!changes(ctx, 'ParentProductId', 'ChildProductId')) return;
-    // Adding parent -> child closes a cycle when the parent is already below the child.
+    // Adding parent -> child closes a cycle when the parent is already below the child. The row
+    // itself is left out: an update replaces it (reversing a relation is no cycle).
     const relations = q(ctx.type.table);
     const below = await ctx.entities.distinct(
       ctx.tx,
-      `WITH RECURSIVE below(id) AS (SELECT child_product_id FROM ${relations} WHERE account_id = ? AND parent_product_id = ?` +
-        ` UNION SELECT r.child_product_id FROM ${relations} r JOIN below b ON r.parent_product_id = b.id WHERE r.account_id = ?)` +
+      `WITH RECURSIVE below(id) AS (SELECT child_product_id FROM ${relations} WHERE account_id = ? AND parent_product_id = ? AND id <> ?` +
+        ` UNION SELECT r.child_product_id FROM ${relations} r JOIN below b ON r.parent_product_id = b.id WHERE r.account_id = ? AND r.id <> ?)` +
         ' SELECT id AS v FROM below WHERE id = ?',
-      [ctx.accountId, child, ctx.accountId, parent],
+      [ctx.accountId, child, id(ctx), ctx.accountId, id(ctx), parent],
     );
     if (below.length > 0) throw badRequest(`Relating product ${String(parent)} to child ${String(child)} would make a cycle.`);
   },

@@ -54,14 +54,17 @@ export function applyPayload(
       row[p.name] = before ?? null;
       continue;
     }
+    // CreationDate is read-only like the others: the stored value is ignored, another one refused.
+    // ModificationDate is ignored whatever it holds: every write changes it, so a client that
+    // sends back an entity it read before its own last update (datajs, UI5) holds an old one.
+    if (p.access === 'readOnly' && p.timestamp !== 'modified' && sent && !sameValue(value, before ?? defaultOf(p))) {
+      throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} is read-only and cannot be set to another value.`);
+    }
     if (p.timestamp) {
       row[p.name] = p.timestamp === 'modified' || !stored ? now : before!;
       continue;
     }
     if (p.access === 'readOnly') {
-      if (sent && !sameValue(value, before ?? defaultOf(p))) {
-        throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} is read-only and cannot be set to another value.`);
-      }
       row[p.name] = before !== undefined ? before : defaultOf(p);
       continue;
     }
