@@ -53,8 +53,11 @@ async function checkReferences(ctx: RuleContext): Promise<void> {
   }
 }
 
-/** Each name in `key` together may occur once per account (null members never collide). */
-async function unique(ctx: RuleContext, key: readonly string[], rule: string): Promise<void> {
+/**
+ * Each name in `key` together may occur once per account (null members never collide). A
+ * duplicate is a 409 conflict unless the set's own rule says 400 (ProductRelations).
+ */
+async function unique(ctx: RuleContext, key: readonly string[], rule: string, status: 400 | 409 = 409): Promise<void> {
   if (!changes(ctx, ...key)) return;
   const equal: Record<string, EdmValue> = {};
   for (const name of key) {
@@ -62,7 +65,9 @@ async function unique(ctx: RuleContext, key: readonly string[], rule: string): P
     if (v === null) return;
     equal[name] = v;
   }
-  if ((await ctx.entities.countWhere(ctx.tx, ctx.accountId, ctx.type, equal, ctx.stored ? id(ctx) : undefined)) > 0) throw conflict(rule);
+  if ((await ctx.entities.countWhere(ctx.tx, ctx.accountId, ctx.type, equal, ctx.stored ? id(ctx) : undefined)) > 0) {
+    throw status === 409 ? conflict(rule) : badRequest(rule);
+  }
 }
 
 function absoluteHttpUrl(value: EdmValue, property: string): void {
@@ -197,7 +202,8 @@ const rules: Readonly<Record<string, Rule>> = {
     const parent = ctx.row.ParentProductId as bigint;
     const child = ctx.row.ChildProductId as bigint;
     if (parent === child) throw badRequest('A product cannot be related to itself.');
-    await unique(ctx, ['ParentProductId', 'ChildProductId'], `Product ${String(parent)} is already the parent of product ${String(child)}.`);
+    // entity-model.md: "No self-relation, no duplicate pair, no cycle (400)".
+    await unique(ctx, ['ParentProductId', 'ChildProductId'], `Product ${String(parent)} is already the parent of product ${String(child)}.`, 400);
     if (!changes(ctx, 'ParentProductId', 'ChildProductId')) return;
     // Adding parent -> child closes a cycle when the parent is already below the child. The row
     // itself is left out: an update replaces it (reversing a relation is no cycle).
@@ -223,6 +229,21 @@ const rules: Readonly<Record<string, Rule>> = {
     if (carrier === null || String(carrier).trim() === '') throw badRequest('TrackingNumbers needs CarrierUsed, in the same request or already stored.');
   },
 };
+
+/** Updates that keep related rows consistent with a write, in the same transaction. */
+const followUps: Readonly<Record<string, Rule>> = {
+  async ProductVariation(ctx) {
+    // A variation moved to another product takes its variation-level discount offers along, so
+    // an offer's ProductId and ProductVariationId never name two different products.
+    if (!ctx.stored || !changes(ctx, 'ProductId')) return;
+    const offers = q(ctx.model.typeByName.get('DiscountOffer')!.table);
+    await ctx.tx.run(`UPDATE ${offers} SET product_id = ? WHERE account_id = ? AND product_variation_id = ?`, [ctx.row.ProductId as bigint, ctx.accountId, id(ctx)]);
+  },
+};
+
+export async function applyFollowUps(ctx: RuleContext): Promise<void> {
+  await followUps[ctx.type.name]?.(ctx);
+}
 
 /** Every rule of the row's set, after the references are checked. */
 export async function checkRules(ctx: RuleContext): Promise<void> {

@@ -10,7 +10,7 @@ import type { EdmValue } from '../odata/edm';
 import type { EntityPayload, EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
-import { catalogCycle, checkRules } from './rules';
+import { applyFollowUps, catalogCycle, checkRules } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
@@ -116,8 +116,10 @@ export class CatalogueWrites {
       const stored = await this.entities.find(tx, accountId, type, id);
       if (!stored) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
       const row = applyPayload(type, values, mode, stored, this.clock.now());
-      await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row, stored });
+      const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
+      await checkRules(ctx);
       await this.entities.update(tx, accountId, type, id, row);
+      await applyFollowUps(ctx);
     });
   }
 
