@@ -7,12 +7,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { model } from '../../src/model/catalogue-model';
-import { buildSchema } from '../../src/store/schema';
 import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller, newSeller, startLive, type LiveService, type Seller, tenantRows } from '../support/live-service';
 import { parseXml } from '../clients/datajs';
 
 const ATOM_NS = 'http://www.w3.org/2005/Atom';
@@ -132,18 +130,7 @@ async function getEntity(path: string, as: Seller = seller): Promise<Json> {
 // ---------------------------------------------------------------------------------------------
 // What is stored: every tenant row of an account, raw
 
-const TENANT_TABLES = buildSchema(model)
-  .filter((t) => t.tenant)
-  .map((t) => t.name);
-
-async function snapshot(accountId: number): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const table of TENANT_TABLES) {
-    const rows = await live.service.app.store.reader.all(`SELECT * FROM "${table}" WHERE account_id = ? ORDER BY 2`, [accountId]);
-    out[table] = rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))).sort();
-  }
-  return out;
-}
+const snapshot = (accountId: number) => tenantRows(live, accountId);
 
 /**
  * Sends a request that must be refused: the status, a message naming the rule, and nothing

@@ -15,10 +15,8 @@ import type { EdmType, EntityTypeDef } from '../../src/model/types';
 import { childElements, loadDatajs, odataRequest, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { ATOM, D, M } from '../support/spec';
 
-const ATOM = 'http://www.w3.org/2005/Atom';
-const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
-const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
 
 type Format = 'atom' | 'json';
 const FORMATS: readonly Format[] = ['atom', 'json'];

@@ -11,12 +11,8 @@ import type { EdmValue } from '../../src/odata/edm';
 import { childElements, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
 
-const ATOM = 'http://www.w3.org/2005/Atom';
-const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
-const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
-const SCHEME = 'http://schemas.microsoft.com/ado/2007/08/dataservices/scheme';
-const RELATED = 'http://schemas.microsoft.com/ado/2007/08/dataservices/related/';
 
 const ATOM_TYPE = 'application/atom+xml;charset=utf-8';
 const JSON_TYPE = 'application/json;charset=utf-8';

@@ -13,12 +13,8 @@ import { atomEntryDocument } from '../../src/odata/atom/writer';
 import type { EntityPayload, EntityRecord } from '../../src/odata/entity';
 import { ODataError } from '../../src/odata/errors';
 import { loadDatajs } from '../clients/datajs';
+import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
 
-const ATOM = 'http://www.w3.org/2005/Atom';
-const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
-const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
-const RELATED = 'http://schemas.microsoft.com/ado/2007/08/dataservices/related/';
-const SCHEME = 'http://schemas.microsoft.com/ado/2007/08/dataservices/scheme';
 const ROOT = 'http://host/publicapi/v1/api.svc';
 const NS = `xmlns="${ATOM}" xmlns:d="${D}" xmlns:m="${M}"`;
 

@@ -21,14 +21,10 @@ import {
   xmlPropertyDocument,
 } from '../../src/odata/atom/writer';
 import { childElements, loadDatajs, parseXml, type XmlElement } from '../clients/datajs';
+import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
 
-const ATOM = 'http://www.w3.org/2005/Atom';
-const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
-const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
 const XMLNS = 'http://www.w3.org/2000/xmlns/';
 const XML = 'http://www.w3.org/XML/1998/namespace';
-const SCHEME = 'http://schemas.microsoft.com/ado/2007/08/dataservices/scheme';
-const RELATED = 'http://schemas.microsoft.com/ado/2007/08/dataservices/related/';
 const ROOT = 'http://localhost:8080/publicapi/v1/api.svc';
 const UPDATED = '2024-05-01T10:00:00Z';
 const DECL = '<?xml version="1.0" encoding="utf-8" standalone="yes"?>';

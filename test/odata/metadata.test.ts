@@ -12,12 +12,9 @@ import type { Model, RelationDef } from '../../src/model/types';
 import { renderMetadata } from '../../src/odata/metadata';
 import { escapeXml } from '../../src/odata/xml-escape';
 import { childElements, loadDatajs, parseXml, type XmlDocument, type XmlElement } from '../clients/datajs';
-import { SPEC_ENTITY_SETS } from '../support/spec';
+import { D, EDM, M, SPEC_ENTITY_SETS } from '../support/spec';
 
 const EDMX = 'http://schemas.microsoft.com/ado/2007/06/edmx';
-const EDM = 'http://schemas.microsoft.com/ado/2008/09/edm';
-const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
-const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
 const NS = 'CatalogueService';
 
 

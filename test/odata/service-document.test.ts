@@ -9,10 +9,8 @@ import assert from 'node:assert/strict';
 import { model } from '../../src/model/catalogue-model';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../../src/odata/service-document';
 import { childElements, loadDatajs, parseXml } from '../clients/datajs';
-import { SPEC_ENTITY_SETS } from '../support/spec';
+import { APP, ATOM, SPEC_ENTITY_SETS } from '../support/spec';
 
-const APP = 'http://www.w3.org/2007/app';
-const ATOM = 'http://www.w3.org/2005/Atom';
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const ROOT = 'http://localhost:8080/publicapi/v1/api.svc';
 

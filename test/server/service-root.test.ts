@@ -5,11 +5,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadDatajs, odataRequest, parseXml } from '../clients/datajs';
-import { SPEC_ENTITY_SETS } from '../support/spec';
+import { EDM, SPEC_ENTITY_SETS } from '../support/spec';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 
 const SPEC_SETS = SPEC_ENTITY_SETS;
-const EDM = 'http://schemas.microsoft.com/ado/2008/09/edm';
 
 let live: LiveService;
 let seller: Seller;

@@ -11,6 +11,8 @@ import { loadConfig, type Config } from '../../src/config';
 import type { Clock } from '../../src/clock';
 import { startService, type RunningService } from '../../src/server/app';
 import { createAccount } from '../../src/auth/accounts';
+import { model } from '../../src/model/catalogue-model';
+import { buildSchema } from '../../src/store/schema';
 import { request, type HttpRequest, type HttpResponse } from './http-client';
 
 export const SERVICE_PATH = '/publicapi/v1/api.svc';
@@ -109,4 +111,21 @@ export async function login(live: LiveService, userName: string, password: strin
 /** A request to the service as a seller (auth headers merged under the given ones). */
 export function asSeller(seller: Seller, url: string, init: HttpRequest = {}): Promise<HttpResponse> {
   return request(url, { ...init, headers: { ...seller.auth, ...(init.headers ?? {}) } });
+}
+
+const TENANT_TABLES = buildSchema(model)
+  .filter((t) => t.tenant)
+  .map((t) => t.name);
+
+/**
+ * Every row an account has in every tenant table, read raw from the database (bigints marked),
+ * so a test can prove that a refused or foreign write changed nothing.
+ */
+export async function tenantRows(live: LiveService, accountId: number): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of TENANT_TABLES) {
+    const rows = await live.service.app.store.reader.all(`SELECT * FROM "${table}" WHERE account_id = ? ORDER BY 2`, [accountId]);
+    out[table] = rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))).sort();
+  }
+  return out;
 }
