@@ -24,7 +24,8 @@ function json(ctx: RequestContext, value: unknown, headers: Record<string, strin
   send(ctx.res, { status: 200, contentType: 'application/json;charset=utf-8', body: JSON.stringify({ d: value }), headers });
 }
 
-function sessionCookieOf(ctx: RequestContext): string | undefined {
+/** The .ASPXAUTH value of the request's Cookie header (echoed attribute junk is ignored). */
+export function sessionCookieOf(ctx: RequestContext): string | undefined {
   const raw = ctx.req.headers.cookie;
   return raw ? parseCookies(raw)[SESSION_COOKIE] : undefined;
 }

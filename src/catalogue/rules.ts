@@ -207,15 +207,9 @@ const rules: Readonly<Record<string, Rule>> = {
     if (!changes(ctx, 'ParentProductId', 'ChildProductId')) return;
     // Adding parent -> child closes a cycle when the parent is already below the child. The row
     // itself is left out: an update replaces it (reversing a relation is no cycle).
-    const relations = q(ctx.type.table);
-    const below = await ctx.entities.distinct(
-      ctx.tx,
-      `WITH RECURSIVE below(id) AS (SELECT child_product_id FROM ${relations} WHERE account_id = ? AND parent_product_id = ? AND id <> ?` +
-        ` UNION SELECT r.child_product_id FROM ${relations} r JOIN below b ON r.parent_product_id = b.id WHERE r.account_id = ? AND r.id <> ?)` +
-        ' SELECT id AS v FROM below WHERE id = ?',
-      [ctx.accountId, child, id(ctx), ctx.accountId, id(ctx), parent],
-    );
-    if (below.length > 0) throw badRequest(`Relating product ${String(parent)} to child ${String(child)} would make a cycle.`);
+    const pairs = { table: ctx.type.table, parentColumn: 'parent_product_id', childColumn: 'child_product_id' };
+    const below = await reachesDown(ctx.tx, ctx.entities, ctx.accountId, pairs, child, parent, id(ctx));
+    if (below) throw badRequest(`Relating product ${String(parent)} to child ${String(child)} would make a cycle.`);
   },
 
   async SalesOrderItem(ctx) {
@@ -251,15 +245,29 @@ export async function checkRules(ctx: RuleContext): Promise<void> {
   await rules[ctx.type.name]?.(ctx);
 }
 
+/** A table of parent -> child pairs (ProductRelations, the catalog tree). */
+interface PairTable {
+  readonly table: string;
+  readonly parentColumn: string;
+  readonly childColumn: string;
+}
+
+/** Whether `target` lies below `from` along the pairs, leaving out the row `excludeId` if given. */
+async function reachesDown(tx: SqlExecutor, entities: EntityStore, accountId: number, pairs: PairTable, from: bigint, target: bigint, excludeId?: bigint): Promise<boolean> {
+  const [table, parent, child] = [q(pairs.table), q(pairs.parentColumn), q(pairs.childColumn)];
+  const skip = excludeId === undefined ? '' : ' AND id <> ?';
+  const skipParam = excludeId === undefined ? [] : [excludeId];
+  const found = await entities.distinct(
+    tx,
+    `WITH RECURSIVE below(id) AS (SELECT ${child} FROM ${table} WHERE account_id = ? AND ${parent} = ?${skip}` +
+      ` UNION SELECT p.${child} FROM ${table} p JOIN below b ON p.${parent} = b.id WHERE p.account_id = ?${skip.replace('id', 'p.id')})` +
+      ' SELECT id AS v FROM below WHERE id = ?',
+    [accountId, from, ...skipParam, accountId, ...skipParam, target],
+  );
+  return found.length > 0;
+}
+
 /** Whether adding parent -> child to the catalog tree would make a catalog its own ancestor. */
 export async function catalogCycle(tx: SqlExecutor, entities: EntityStore, accountId: number, table: string, parentColumn: string, childColumn: string, parent: bigint, child: bigint): Promise<boolean> {
-  if (parent === child) return true;
-  const below = await entities.distinct(
-    tx,
-    `WITH RECURSIVE below(id) AS (SELECT ${q(childColumn)} FROM ${q(table)} WHERE account_id = ? AND ${q(parentColumn)} = ?` +
-      ` UNION SELECT l.${q(childColumn)} FROM ${q(table)} l JOIN below b ON l.${q(parentColumn)} = b.id WHERE l.account_id = ?)` +
-      ' SELECT id AS v FROM below WHERE id = ?',
-    [accountId, child, accountId, parent],
-  );
-  return below.length > 0;
+  return parent === child || reachesDown(tx, entities, accountId, { table, parentColumn, childColumn }, child, parent);
 }

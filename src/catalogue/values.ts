@@ -107,8 +107,3 @@ export function checkValues(type: EntityTypeDef, row: Readonly<Record<string, Ed
     }
   }
 }
-
-/** True when the write changes none of the properties it sends (for no-op detection). */
-export function changedProperties(type: EntityTypeDef, before: EntityRecord, after: Readonly<Record<string, EdmValue>>): string[] {
-  return type.properties.filter((p) => !p.timestamp && !sameValue(before.values[p.name] ?? null, after[p.name] ?? null)).map((p) => p.name);
-}

@@ -101,9 +101,6 @@ export class CatalogueWrites {
   }
 
   private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
-    const equal: Record<string, EdmValue> = {};
-    for (const p of type.properties) if (p.access === 'writable') equal[p.name] = row[p.name] ?? null;
-    if ((await this.entities.countWhere(tx, accountId, type, equal)) === 0) return undefined;
     for await (const candidate of this.entities.iterateWhere(tx, accountId, type, type.properties.find((p) => p.name === 'ProductId')!, row.ProductId ?? null)) {
       if (type.properties.every((p) => p.access !== 'writable' || (candidate.values[p.name] ?? null) === (row[p.name] ?? null))) return candidate;
     }

@@ -16,3 +16,14 @@ export interface RequestContext {
 }
 
 export type Handler = (ctx: RequestContext, rest: string) => Promise<void>;
+
+/** A request header's value (the first, when it was sent more than once). */
+export function headerOf(ctx: RequestContext, name: string): string | undefined {
+  const value = ctx.req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The media type of the request body, lower-case and without parameters ('' when absent). */
+export function bodyMediaType(ctx: RequestContext): string {
+  return (headerOf(ctx, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}

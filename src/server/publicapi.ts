@@ -3,9 +3,8 @@
  * design/architecture.md: parse (headers, path, options) -> identify (token and cookie) -> plan
  * and execute -> write. Resources of later stages are reached from here.
  */
-import { parse as parseCookies } from 'cookie';
 import type { App } from './app';
-import type { Handler, RequestContext } from './context';
+import { headerOf, type Handler, type RequestContext } from './context';
 import { badRequest, methodNotAllowed, unauthorized, ODataError } from '../odata/errors';
 import { MEDIA, negotiate, readVersionHeaders } from '../odata/negotiate';
 import { allowOnly, parseQueryOptions, type QueryOptions } from '../odata/uri/query-options';
@@ -13,21 +12,15 @@ import { parseResourcePath } from '../odata/uri/resource-path';
 import { handleResource } from './resources';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
 import { send } from './respond';
-import { SESSION_COOKIE } from '../auth/endpoints';
+import { sessionCookieOf } from '../auth/endpoints';
 import { serviceRootOf } from './service-root';
 
 const READ_METHODS = ['GET', 'HEAD'] as const;
 
-function header(ctx: RequestContext, name: string): string | undefined {
-  const value = ctx.req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
 async function identify(app: App, ctx: RequestContext): Promise<number> {
-  const token = header(ctx, 'subscriptiontoken');
-  const cookieHeader = header(ctx, 'cookie');
-  const cookie = cookieHeader ? parseCookies(cookieHeader)[SESSION_COOKIE] : undefined;
+  const token = headerOf(ctx, 'subscriptiontoken');
+  const cookie = sessionCookieOf(ctx);
   if (!token || !cookie) throw unauthorized();
   const accountId = await app.sessions.authenticate(token, cookie);
   if (accountId === undefined) throw unauthorized();
@@ -39,7 +32,7 @@ const TUNNELLED = new Set(['PUT', 'MERGE', 'PATCH', 'DELETE']);
 /** The verb a request stands for: POST with X-HTTP-Method (or -Override) tunnels another one. */
 function effectiveMethod(ctx: RequestContext): string {
   const method = ctx.req.method ?? 'GET';
-  const tunnelled = header(ctx, 'x-http-method') ?? header(ctx, 'x-http-method-override');
+  const tunnelled = headerOf(ctx, 'x-http-method') ?? headerOf(ctx, 'x-http-method-override');
   if (tunnelled === undefined) return method;
   const verb = tunnelled.trim().toUpperCase();
   if (method !== 'POST') throw badRequest(`X-HTTP-Method may only tunnel through POST, not ${method}.`);
@@ -53,7 +46,7 @@ function requireRead(method: string): void {
 
 function serviceDocument(app: App, ctx: RequestContext, options: QueryOptions): void {
   allowOnly(options, ['$format'], 'the service document');
-  const type = negotiate(header(ctx, 'accept'), options.system.get('$format'), MEDIA.serviceDocument);
+  const type = negotiate(headerOf(ctx, 'accept'), options.system.get('$format'), MEDIA.serviceDocument);
   const body =
     type === 'application/json'
       ? renderServiceDocumentJson(app.model)
@@ -71,7 +64,7 @@ function metadata(app: App, ctx: RequestContext, options: QueryOptions): void {
 export function publicApiHandler(app: App): Handler {
   return async (ctx, rest) => {
     // Parse: everything that can be judged without knowing the caller.
-    const versions = readVersionHeaders(header(ctx, 'dataserviceversion'), header(ctx, 'maxdataserviceversion'));
+    const versions = readVersionHeaders(headerOf(ctx, 'dataserviceversion'), headerOf(ctx, 'maxdataserviceversion'));
     const options = parseQueryOptions(ctx.query);
     const method = effectiveMethod(ctx);
 

@@ -15,7 +15,7 @@ import type { ResourcePath } from '../odata/uri/resource-path';
 import { readJsonEntity, readJsonLink } from '../odata/json/reader';
 import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { App } from './app';
-import type { RequestContext } from './context';
+import { bodyMediaType, headerOf, type RequestContext } from './context';
 import { readBody } from './body';
 import { send } from './respond';
 import { serviceRootOf } from './service-root';
@@ -36,11 +36,6 @@ export interface ResourceRequest {
   readonly method: string;
   readonly versions: VersionHeaders;
 }
-
-const header = (ctx: RequestContext, name: string) => {
-  const v = ctx.req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 function missing(segment: string): ODataError {
   return notFound(`Resource not found for the segment '${segment}'.`);
@@ -98,11 +93,11 @@ function writeContext(r: ResourceRequest, version: ProtocolVersion): WriteContex
 }
 
 function entityFormat(r: ResourceRequest): WireFormat {
-  return wireFormatFor(negotiate(header(r.ctx, 'accept'), r.options.system.get('$format'), MEDIA.entity));
+  return wireFormatFor(negotiate(headerOf(r.ctx, 'accept'), r.options.system.get('$format'), MEDIA.entity));
 }
 
 function dataFormat(r: ResourceRequest): WireFormat {
-  return wireFormatFor(negotiate(header(r.ctx, 'accept'), r.options.system.get('$format'), MEDIA.xmlOrJson));
+  return wireFormatFor(negotiate(headerOf(r.ctx, 'accept'), r.options.system.get('$format'), MEDIA.xmlOrJson));
 }
 
 /** Writes a collection entity by entity, in chunks, waiting whenever the socket is full. */
@@ -135,7 +130,7 @@ async function streamFeed(res: ServerResponse, format: WireFormat, wctx: WriteCo
 /** The payload of a create or update body, read by its Content-Type. */
 async function readEntityBody(r: ResourceRequest, type: EntityTypeDef): Promise<EntityPayload> {
   const body = await readBody(r.ctx.req, r.app.config.limits.maxBodyBytes);
-  const contentType = (header(r.ctx, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const contentType = bodyMediaType(r.ctx);
   if (contentType === 'application/json') return readJsonEntity(type, body);
   if (contentType === 'application/atom+xml' || contentType === 'application/xml' || contentType === 'text/xml') return readAtomEntry(type, body);
   if (contentType === '') throw badRequest('The request body needs a Content-Type: application/json or application/atom+xml.');
@@ -144,7 +139,7 @@ async function readEntityBody(r: ResourceRequest, type: EntityTypeDef): Promise<
 
 async function readLinkBody(r: ResourceRequest): Promise<string> {
   const body = await readBody(r.ctx.req, r.app.config.limits.maxBodyBytes);
-  const contentType = (header(r.ctx, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const contentType = bodyMediaType(r.ctx);
   if (contentType === 'application/json') return readJsonLink(body);
   if (contentType === 'application/xml' || contentType === 'text/xml' || contentType === 'application/atom+xml') return readXmlLink(body);
   if (contentType === '') throw badRequest('The link body needs a Content-Type: application/json or application/xml.');

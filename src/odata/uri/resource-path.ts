@@ -162,20 +162,22 @@ export function parseResourcePath(model: Model, rest: string): ResourcePath {
     const navigation = findNavigation(type, segment.name);
     const target = navigation && model.typeByName.get(navigation.target);
     if (!navigation || !target) throw resourceNotFound(segment.name);
-    let key: bigint | undefined;
-    if (navigation.many) {
-      key = keyOf(segment, target);
-    } else if (segment.predicate !== undefined) {
-      throw badRequest(
-        `The segment '${show(segment.text)}' is a navigation to a single entity: it takes no key predicate or parentheses.`,
-      );
-    }
+    const key = stepKey(segment, navigation, target, 'navigation');
     steps.push({ navigation, name: segment.name, ...(key !== undefined ? { key } : {}) });
     type = target;
     single = !navigation.many || key !== undefined;
     previous = segment;
   }
   return resource({ kind: single ? 'entity' : 'collection' });
+}
+
+/** The key of a navigation (or $links) segment: to-many ones may take one, to-one ones none. */
+function stepKey(segment: Segment, navigation: NavigationDef, target: EntityTypeDef, what: 'navigation' | 'link'): bigint | undefined {
+  if (navigation.many) return keyOf(segment, target);
+  if (segment.predicate !== undefined) {
+    throw badRequest(`The segment '${show(segment.text)}' is a ${what} to a single entity: it takes no key predicate or parentheses.`);
+  }
+  return undefined;
 }
 
 /** entity/$links/Nav[(key)][/$count]; `at` is the index of the $links segment. */
@@ -196,14 +198,7 @@ function readLinks(model: Model, segments: readonly Segment[], at: number, type:
     }
     throw resourceNotFound(segment.name);
   }
-  let key: bigint | undefined;
-  if (navigation.many) {
-    key = keyOf(segment, target);
-  } else if (segment.predicate !== undefined) {
-    throw badRequest(
-      `The segment '${show(segment.text)}' is a link to a single entity: it takes no key predicate or parentheses.`,
-    );
-  }
+  const key = stepKey(segment, navigation, target, 'link');
   const after = segments[at + 2];
   let count = false;
   if (after !== undefined) {
