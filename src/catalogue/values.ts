@@ -18,15 +18,12 @@ export function defaultOf(p: PropertyDef): EdmValue {
   return p.type === 'Edm.Decimal' ? parseDecimalText(String(p.defaultValue)) : p.defaultValue;
 }
 
+/**
+ * Values in their internal forms are canonical (Decimal text without trailing zeros, Int64 as
+ * bigint, DateTime as ms) whether they come from a request body or from the store, so equality
+ * is exact; a String that merely looks numeric ("007") is compared as the text it is.
+ */
 function sameValue(a: EdmValue, b: EdmValue): boolean {
-  if (a === null || b === null) return a === b;
-  if (typeof a === 'string' && typeof b === 'string' && /^-?\d/.test(a) && /^-?\d/.test(b)) {
-    try {
-      return compareDecimal(a, b) === 0 || a === b;
-    } catch {
-      return a === b;
-    }
-  }
   return a === b;
 }
 
