@@ -76,7 +76,7 @@ export async function createAccount(store: Store, clock: Clock, input: NewAccoun
   const passwordHash = await hashPassword(input.password);
   const subscriptionToken = newSubscriptionToken();
   const now = clock.now();
-  const accountId = await store.write(async (tx) => {
+  const accountId = await store.writeDirectory(async (tx) => {
     const id = await insertAccount(tx, input.userName, passwordHash, now);
     if (id === undefined) throw new AccountExistsError(input.userName);
     await insertSubscriptionToken(tx, hashCredential(subscriptionToken), id, now);
@@ -87,14 +87,14 @@ export async function createAccount(store: Store, clock: Clock, input: NewAccoun
 
 /** How many accounts exist (the server creates a demo account only into an empty database). */
 export async function countAccounts(store: Store): Promise<number> {
-  return countAccountRows(store.reader);
+  return countAccountRows(store.directory);
 }
 
 /** Issues another subscription token for an account (e.g. one per connector, or for rotation). */
 export async function createToken(store: Store, clock: Clock, userName: string): Promise<string> {
   const token = newSubscriptionToken();
   const now = clock.now();
-  const added = await store.write((tx) => insertSubscriptionTokenForUser(tx, hashCredential(token), userName, now));
+  const added = await store.writeDirectory((tx) => insertSubscriptionTokenForUser(tx, hashCredential(token), userName, now));
   if (!added) throw new UnknownAccountError(userName);
   return token;
 }
@@ -108,5 +108,5 @@ export async function revokeToken(store: Store, clock: Clock, token: string): Pr
   const normalized = typeof token === 'string' ? token.trim().toLowerCase() : token;
   if (!isWellFormedSubscriptionToken(normalized)) return false;
   const now = clock.now();
-  return store.write((tx) => revokeSubscriptionToken(tx, hashCredential(normalized), now));
+  return store.writeDirectory((tx) => revokeSubscriptionToken(tx, hashCredential(normalized), now));
 }

@@ -96,7 +96,7 @@ export class SessionService {
     const reserved = await this.throttle.reserve(scopes);
     if (!reserved.ok) return throttled(reserved.retryAfterSeconds);
 
-    const account = nameIsPossible ? await findAccountByUserName(this.store.reader, userName) : undefined;
+    const account = nameIsPossible ? await findAccountByUserName(this.store.directory, userName) : undefined;
     // Always one scrypt: against the account's hash, or the dummy hash for an unknown user.
     const matches = await verifyPassword(
       passwordIsPossible ? password : '',
@@ -106,7 +106,7 @@ export class SessionService {
 
     const cookieValue = newSessionValue();
     const now = this.clock.now();
-    await this.store.write(async (tx) => {
+    await this.store.writeDirectory(async (tx) => {
       await insertSession(tx, {
         sessionHash: hashCredential(cookieValue),
         accountId: account.accountId,
@@ -122,7 +122,7 @@ export class SessionService {
   async logout(cookieValue: string): Promise<boolean> {
     if (!isWellFormedSessionValue(cookieValue)) return false;
     const sessionHash = hashCredential(cookieValue);
-    return this.store.write((tx) => deleteSession(tx, sessionHash));
+    return this.store.writeDirectory((tx) => deleteSession(tx, sessionHash));
   }
 
   /** Whether the cookie names a live session (IsLoggedIn). Counts as a use of the session. */
@@ -130,7 +130,7 @@ export class SessionService {
     if (!isWellFormedSessionValue(cookieValue)) return false;
     const now = this.clock.now();
     const sessionHash = hashCredential(cookieValue);
-    const session = await findLiveSession(this.store.reader, sessionHash, now, now - this.options.idleTimeoutMs);
+    const session = await findLiveSession(this.store.directory, sessionHash, now, now - this.options.idleTimeoutMs);
     if (!session) return false;
     await this.touchIfDue(sessionHash, session, now);
     return true;
@@ -145,7 +145,7 @@ export class SessionService {
     const now = this.clock.now();
     const sessionHash = hashCredential(cookieValue);
     const session = await findLiveSessionWithToken(
-      this.store.reader,
+      this.store.directory,
       sessionHash,
       hashCredential(subscriptionToken),
       now,
@@ -159,14 +159,14 @@ export class SessionService {
   /** Deletes expired sessions and quiet throttle rows (housekeeping; expired rows are refused anyway). */
   async pruneExpired(): Promise<{ sessions: number; throttleRows: number }> {
     const now = this.clock.now();
-    const sessions = await this.store.write((tx) => deleteExpiredSessions(tx, now, now - this.options.idleTimeoutMs));
+    const sessions = await this.store.writeDirectory((tx) => deleteExpiredSessions(tx, now, now - this.options.idleTimeoutMs));
     const throttleRows = await this.throttle.prune();
     return { sessions, throttleRows };
   }
 
   private async touchIfDue(sessionHash: string, session: LiveSession, now: number): Promise<void> {
     if (now - session.lastSeenAt < this.options.touchIntervalMs) return;
-    await this.store.write((tx) => touchSession(tx, sessionHash, now));
+    await this.store.writeDirectory((tx) => touchSession(tx, sessionHash, now));
   }
 }
 

@@ -131,7 +131,7 @@ export class LoginThrottle {
   async retryAfter(scopes: readonly ThrottleScope[]): Promise<number | undefined> {
     const now = this.clock.now();
     const rows = await readThrottleRows(
-      this.store.reader,
+      this.store.directory,
       scopes.map((s) => s.key),
     );
     let until = 0;
@@ -147,7 +147,7 @@ export class LoginThrottle {
     const now = this.clock.now();
     const staleBefore = now - this.options.windowMs;
     try {
-      const entries = await this.store.write(async (tx) => {
+      const entries = await this.store.writeDirectory(async (tx) => {
         const counted: { scope: ThrottleScope; blockSet: number | null }[] = [];
         for (const scope of scopes) {
           const row = await countThrottleAttempt(tx, scope.key, now, staleBefore);
@@ -180,7 +180,7 @@ export class LoginThrottle {
   /** Deletes rows that have been quiet for a whole window (housekeeping). */
   async prune(): Promise<number> {
     const staleBefore = this.clock.now() - this.options.windowMs;
-    return this.store.write((tx) => deleteStaleThrottleRows(tx, staleBefore));
+    return this.store.writeDirectory((tx) => deleteStaleThrottleRows(tx, staleBefore));
   }
 
   /** firstBlockMs · 2^n, capped (n = failures beyond the limit). */

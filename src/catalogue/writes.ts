@@ -1,7 +1,8 @@
 /**
- * Creating, updating and deleting entities and links: each call is one transaction in which the
- * payload is applied to the model, the set's rules are checked and the rows are written. The
- * caller answers the client only after this resolves, that is after COMMIT.
+ * Creating, updating and deleting entities and links: each call applies a payload to the model,
+ * checks the set's rules and writes the rows, all inside the caller's transaction (`tx`, from
+ * Store.write). One request is one transaction; a $batch changeset runs several calls in one.
+ * The caller answers the client only after the transaction has committed.
  */
 import type { Clock } from '../clock';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
@@ -76,7 +77,7 @@ export class CatalogueWrites {
     }
   }
 
-  async create(accountId: number, type: EntityTypeDef, payload: EntityPayload, parent?: { nav: NavigationDef; id: bigint }): Promise<Created> {
+  async create(tx: SqlExecutor, accountId: number, type: EntityTypeDef, payload: EntityPayload, parent?: { nav: NavigationDef; id: bigint }): Promise<Created> {
     const values = this.withBindings(type, payload);
     if (parent) {
       // POST to Products(1L)/ProductImages: the new entity belongs to that product.
@@ -86,18 +87,16 @@ export class CatalogueWrites {
       if (sent !== undefined && sent !== null && sent !== parent.id) throw badRequest(`${r.foreignKey} ${String(sent)} contradicts the parent ${String(parent.id)} in the URI.`);
       values.set(r.foreignKey, parent.id);
     }
-    return this.store.write(async (tx) => {
-      const row = applyPayload(type, values, 'create', undefined, this.clock.now());
-      if (IDEMPOTENT_CREATE.has(type.name)) {
-        const existing = await this.findIdentical(tx, accountId, type, row);
-        if (existing) return { record: existing, created: false };
-      }
-      row.Id = await this.store.nextId(tx);
-      await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
-      await this.entities.insert(tx, accountId, type, row);
-      await this.addBoundLinks(tx, accountId, type, row.Id, payload);
-      return { record: { type, values: row }, created: true };
-    });
+    const row = applyPayload(type, values, 'create', undefined, this.clock.now());
+    if (IDEMPOTENT_CREATE.has(type.name)) {
+      const existing = await this.findIdentical(tx, accountId, type, row);
+      if (existing) return { record: existing, created: false };
+    }
+    row.Id = await this.store.nextId(tx);
+    await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
+    await this.entities.insert(tx, accountId, type, row);
+    await this.addBoundLinks(tx, accountId, type, row.Id, payload);
+    return { record: { type, values: row }, created: true };
   }
 
   private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
@@ -107,23 +106,19 @@ export class CatalogueWrites {
     return undefined;
   }
 
-  async update(accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<void> {
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<void> {
     const values = this.withBindings(type, payload);
-    await this.store.write(async (tx) => {
-      const stored = await this.entities.find(tx, accountId, type, id);
-      if (!stored) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
-      const row = applyPayload(type, values, mode, stored, this.clock.now());
-      const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
-      await checkRules(ctx);
-      await this.entities.update(tx, accountId, type, id, row);
-      await applyFollowUps(ctx);
-    });
+    const stored = await this.entities.find(tx, accountId, type, id);
+    if (!stored) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+    const row = applyPayload(type, values, mode, stored, this.clock.now());
+    const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
+    await checkRules(ctx);
+    await this.entities.update(tx, accountId, type, id, row);
+    await applyFollowUps(ctx);
   }
 
-  async delete(accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
-    await this.store.write(async (tx) => {
-      if (!(await this.entities.delete(tx, accountId, type, id))) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
-    });
+  async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
+    if (!(await this.entities.delete(tx, accountId, type, id))) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
   }
 
   /** Adds a many-to-many link, refusing catalog cycles; adding an existing link changes nothing. */
@@ -141,21 +136,17 @@ export class CatalogueWrites {
     await this.entities.addLink(tx, accountId, nav, sourceId, targetId);
   }
 
-  async addLink(accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
+  async addLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
     const targetId = this.resolve(targetUri, this.model.typeByName.get(nav.target)!);
-    await this.store.write(async (tx) => {
-      if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
-      await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
-    });
+    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
+    await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
   }
 
-  async removeLink(accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
+  async removeLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
     if (nav.relation.kind !== 'linkTable') throw badRequest(`Links of '${nav.name}' are not managed with $links.`);
-    await this.store.write(async (tx) => {
-      if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
-      if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
-        throw notFound(`${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
-      }
-    });
+    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
+    if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
+      throw notFound(`${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+    }
   }
 }

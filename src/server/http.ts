@@ -52,6 +52,12 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
       if (!(error instanceof ODataError)) log.error({ reqId: id, err: error }, 'request failed');
+      if (res.headersSent) {
+        // A streamed answer that fails half-way cannot change its status: cut it off, so the
+        // client sees a broken response rather than a complete-looking partial one.
+        res.destroy();
+        return;
+      }
       let format: 'json' | 'xml' = 'xml';
       try {
         format = errorFormatOf(req.headers.accept, formatParam(query));

@@ -10,6 +10,9 @@ import { MEDIA, negotiate, readVersionHeaders } from '../odata/negotiate';
 import { allowOnly, parseQueryOptions, type QueryOptions } from '../odata/uri/query-options';
 import { parseResourcePath } from '../odata/uri/resource-path';
 import { handleResource } from './resources';
+import { HttpResponder } from './responder';
+import { readBody } from './body';
+import type { ODataRequest } from './odata-request';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
 import { send } from './respond';
 import { sessionCookieOf } from '../auth/endpoints';
@@ -80,8 +83,20 @@ export function publicApiHandler(app: App): Handler {
       case 'metadata':
         requireRead(method);
         return metadata(app, ctx, options);
-      case 'resource':
-        return handleResource({ app, ctx, accountId, path, options, method, versions });
+      case 'resource': {
+        const request: ODataRequest = {
+          app,
+          accountId,
+          method,
+          options,
+          versions,
+          serviceRoot: serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost()),
+          header: (name) => headerOf(ctx, name),
+          body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
+          responder: new HttpResponder(ctx.res),
+        };
+        return handleResource(request, path);
+      }
       case 'batch':
       case 'operation':
         throw new ODataError(501, `'${path.kind === 'batch' ? '$batch' : path.operation.name}' is part of the service, but this build does not serve it yet.`);

@@ -1,11 +1,19 @@
 /**
  * The Store: the only way the service reaches its database. It is asynchronous so that the
- * embedded SQLite adapter and a PostgreSQL adapter are interchangeable. SQL is written with `?`
+ * embedded SQLite adapter and the PostgreSQL adapter are interchangeable. SQL is written with `?`
  * placeholders and bound parameters only; no value is ever spliced into SQL text.
+ *
+ * Work is scoped in two ways:
+ * - the directory (accounts, tokens, sessions, login throttle) is looked up by what a request
+ *   presents, before any account is known: `directory` and `writeDirectory`;
+ * - everything else belongs to one account: `read(accountId, …)` and `write(accountId, …)` run
+ *   in one transaction for that account (on PostgreSQL the tenant is also set for row-level
+ *   security, as a second fence behind the account_id in every statement).
  */
 
 import type { EdmType } from '../model/types';
 import type { EdmValue } from '../odata/edm';
+import type { SqlDialect } from './sql/dialect';
 
 export type SqlValue = string | number | bigint | null | Buffer;
 
@@ -13,14 +21,15 @@ export interface RunResult {
   readonly changes: number;
 }
 
-/** Runs statements on one connection (inside a transaction when given by write()). */
+/** Runs statements on one connection (inside a transaction when given by read() or write()). */
 export interface SqlExecutor {
   all<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<Row[]>;
   get<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined>;
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>;
   /**
    * Streams the rows of a query as they are read, so a whole collection never sits in memory.
-   * The connection stays with the iteration until it ends (or the loop breaks).
+   * Other statements may run on the same executor while an iteration is open (the expansions of
+   * a streamed feed are read that way); the iteration must end before the transaction does.
    */
   iterate<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row>;
 }
@@ -40,15 +49,24 @@ export interface MigrationReport {
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly codec: ValueCodec;
+  /** How this engine spells what SQL does not standardise (lists, functions, null ordering). */
+  readonly dialect: SqlDialect;
   /** Creates whatever the model needs and the database lacks; safe to run again. */
   migrate(): Promise<MigrationReport>;
-  /** Reads outside any write transaction (a consistent snapshot per statement). */
-  readonly reader: SqlExecutor;
+  /** Directory statements (auth tables), each on its own outside any transaction. */
+  readonly directory: SqlExecutor;
+  /** One transaction over the directory tables, resolved only after COMMIT is durable. */
+  writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
-   * Runs fn in one transaction and resolves only after COMMIT is durable. If fn throws, nothing
-   * it did is kept and the error is rethrown.
+   * One account's rows as one consistent snapshot: every statement fn runs sees the same
+   * committed state. Keep fn short unless it streams a response (it holds a connection).
    */
-  write<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction for one account and resolves only after COMMIT is durable. If fn
+   * throws, nothing it did is kept and the error is rethrown.
+   */
+  write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Next value of the service-wide entity id sequence, inside a write transaction. */
   nextId(tx: SqlExecutor): Promise<bigint>;
   close(): Promise<void>;

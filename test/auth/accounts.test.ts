@@ -31,7 +31,7 @@ test('createAccount returns the id, the name and a first token; the password is 
     assert.notEqual(a.subscriptionToken, b.subscriptionToken);
     assert.equal(await countAccounts(store), 2);
 
-    const row = await store.reader.get<{ id: bigint; password_hash: string; created_at: bigint }>(
+    const row = await store.directory.get<{ id: bigint; password_hash: string; created_at: bigint }>(
       `SELECT id, password_hash, created_at FROM accounts WHERE user_name = ?`,
       ['alice'],
     );
@@ -41,7 +41,7 @@ test('createAccount returns the id, the name and a first token; the password is 
     assert.match(row.password_hash, /^scrypt\$/);
     assert.equal(await verifyPassword('alice-password', row.password_hash), true);
 
-    const token = await store.reader.get<{ account_id: bigint; revoked_at: unknown }>(
+    const token = await store.directory.get<{ account_id: bigint; revoked_at: unknown }>(
       `SELECT account_id, revoked_at FROM subscription_tokens WHERE token_hash = ?`,
       [hashCredential(a.subscriptionToken)],
     );
@@ -58,9 +58,9 @@ test('a duplicate user name is an AccountExistsError and changes nothing', () =>
       return true;
     });
     assert.equal(await countAccounts(store), 1);
-    const tokens = await store.reader.all(`SELECT token_hash FROM subscription_tokens`);
+    const tokens = await store.directory.all(`SELECT token_hash FROM subscription_tokens`);
     assert.equal(tokens.length, 1);
-    const row = await store.reader.get<{ password_hash: string }>(`SELECT password_hash FROM accounts WHERE user_name = ?`, ['carol']);
+    const row = await store.directory.get<{ password_hash: string }>(`SELECT password_hash FROM accounts WHERE user_name = ?`, ['carol']);
     assert.equal(await verifyPassword('password-1', row!.password_hash), true);
     // User names are case-sensitive: another case is another account.
     const other = await createAccount(store, clock, { userName: 'Carol', password: 'password-3' });
@@ -105,7 +105,7 @@ test('createToken adds a working token; an unknown user is an UnknownAccountErro
     const second = await createToken(store, clock, 'erin');
     assert.match(second, GUID);
     assert.notEqual(second, account.subscriptionToken);
-    const rows = await store.reader.all<{ account_id: bigint }>(`SELECT account_id FROM subscription_tokens WHERE account_id = ?`, [account.accountId]);
+    const rows = await store.directory.all<{ account_id: bigint }>(`SELECT account_id FROM subscription_tokens WHERE account_id = ?`, [account.accountId]);
     assert.equal(rows.length, 2);
 
     const login = await sessions.login('erin', 'erin-password', '192.0.2.10');
@@ -133,7 +133,7 @@ test('revokeToken revokes a live token once; the account keeps its other tokens'
     clock.advance(5000);
     assert.equal(await revokeToken(store, clock, account.subscriptionToken), true);
     assert.equal(await revokeToken(store, clock, account.subscriptionToken), false, 'already revoked');
-    const row = await store.reader.get<{ revoked_at: bigint }>(`SELECT revoked_at FROM subscription_tokens WHERE token_hash = ?`, [
+    const row = await store.directory.get<{ revoked_at: bigint }>(`SELECT revoked_at FROM subscription_tokens WHERE token_hash = ?`, [
       hashCredential(account.subscriptionToken),
     ]);
     assert.equal(Number(row!.revoked_at), T0 + 5000);

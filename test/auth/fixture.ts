@@ -62,11 +62,20 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
   const wrapped: Store = {
     engine: store.engine,
     codec: store.codec,
+    dialect: store.dialect,
     migrate: () => store.migrate(),
-    reader: wrap(store.reader),
-    write: <T>(fn: (tx: SqlExecutor) => Promise<T>) => {
+    directory: wrap(store.directory),
+    writeDirectory: <T>(fn: (tx: SqlExecutor) => Promise<T>) => {
       calls++;
-      return store.write((tx) => fn(wrap(tx)));
+      return store.writeDirectory((tx) => fn(wrap(tx)));
+    },
+    read: <T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>) => {
+      calls++;
+      return store.read(accountId, (tx) => fn(wrap(tx)));
+    },
+    write: <T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>) => {
+      calls++;
+      return store.write(accountId, (tx) => fn(wrap(tx)));
     },
     nextId: (tx) => store.nextId(tx),
     close: () => store.close(),
@@ -76,7 +85,7 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
 
 /** Every row of a table, as JSON text (bigints written as digits), for "is this value stored?" checks. */
 export async function tableText(store: Store, table: 'accounts' | 'subscription_tokens' | 'sessions' | 'login_throttle'): Promise<string> {
-  const rows = await store.reader.all(`SELECT * FROM ${table}`);
+  const rows = await store.directory.all(`SELECT * FROM ${table}`);
   return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
 }
 

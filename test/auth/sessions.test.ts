@@ -15,7 +15,7 @@ async function loginOk(sessions: SessionService, userName: string, password: str
 }
 
 async function lastSeenAt(store: Store, cookie: string): Promise<number | undefined> {
-  const row = await store.reader.get<{ last_seen_at: bigint }>(`SELECT last_seen_at FROM sessions WHERE session_hash = ?`, [
+  const row = await store.directory.get<{ last_seen_at: bigint }>(`SELECT last_seen_at FROM sessions WHERE session_hash = ?`, [
     hashCredential(cookie),
   ]);
   return row ? Number(row.last_seen_at) : undefined;
@@ -43,7 +43,7 @@ describe('login, authenticate, logout', () => {
     assert.ok(result.ok);
     assert.match(result.cookieValue, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(result.accountId, alice.accountId);
-    const row = await temp.store.reader.get<{ account_id: bigint; created_at: bigint; last_seen_at: bigint; expires_at: bigint }>(
+    const row = await temp.store.directory.get<{ account_id: bigint; created_at: bigint; last_seen_at: bigint; expires_at: bigint }>(
       `SELECT account_id, created_at, last_seen_at, expires_at FROM sessions WHERE session_hash = ?`,
       [hashCredential(result.cookieValue)],
     );

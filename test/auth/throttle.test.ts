@@ -14,7 +14,7 @@ interface ThrottleRowText {
 }
 
 async function throttleRow(store: Store, key: string): Promise<ThrottleRowText | undefined> {
-  const row = await store.reader.get<{ failures: bigint; window_started_at: bigint; blocked_until: bigint | null }>(
+  const row = await store.directory.get<{ failures: bigint; window_started_at: bigint; blocked_until: bigint | null }>(
     `SELECT failures, window_started_at, blocked_until FROM login_throttle WHERE scope_key = ?`,
     [key],
   );

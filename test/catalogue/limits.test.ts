@@ -174,7 +174,7 @@ const pipeValues = (n: number, length = 5) => Array.from({ length: n }, (_, i) =
 async function seed(accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<bigint> {
   const app = live.service.app;
   const type = app.model.typeByName.get(typeName)!;
-  return app.store.write(async (tx) => {
+  return app.store.write(accountId, async (tx) => {
     const id = await app.store.nextId(tx);
     const now = app.clock.now();
     const row: Record<string, EdmValue> = {};

@@ -269,7 +269,7 @@ const catalog = (name = 'Catalog') => make('Catalogs', { Name: `${name} ${++coun
 async function seed(set: string, values: Record<string, EdmValue>): Promise<string> {
   const app = live.service.app;
   const type = typeOf(set);
-  const id = await app.store.write(async (tx) => {
+  const id = await app.store.write(seller.accountId, async (tx) => {
     const next = await app.store.nextId(tx);
     const now = app.clock.now();
     const row: Record<string, EdmValue> = {};
@@ -969,7 +969,7 @@ describe('deleting a product', () => {
     assertStatus(link, 204);
     // A sale of the product: the platform's record keeps the item, without the pointer.
     const { itemId } = await seedOrder();
-    await live.service.app.store.write(async (tx) => {
+    await live.service.app.store.write(seller.accountId, async (tx) => {
       await tx.run('UPDATE "sales_order_items" SET "product_id" = ?, "product_variation_id" = ? WHERE account_id = ? AND id = ?', [BigInt(p), BigInt(v), seller.accountId, BigInt(itemId)]);
     });
 

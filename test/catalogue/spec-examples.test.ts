@@ -275,7 +275,7 @@ function jsonEntityOf(res: HttpResponse, shape: Shape, id: string): Record<strin
 async function seed(set: string, values: Record<string, EdmValue>): Promise<bigint> {
   const app = live.service.app;
   const type = app.model.typeBySetName.get(set)!;
-  return app.store.write(async (tx) => {
+  return app.store.write(seller.accountId, async (tx) => {
     const id = await app.store.nextId(tx);
     const now = app.clock.now();
     const row: Record<string, EdmValue> = {};

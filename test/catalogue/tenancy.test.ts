@@ -111,7 +111,7 @@ async function sameAsMissing(label: string, foreignId: string, request: (id: str
 const snapshot = (accountId: number) => tenantRows(live, accountId);
 
 async function idsInStore(accountId: number, type: EntityTypeDef): Promise<string[]> {
-  const rows = await live.service.app.store.reader.all<{ id: bigint | number }>(`SELECT id FROM "${type.table}" WHERE account_id = ? ORDER BY id`, [accountId]);
+  const rows = await live.service.app.store.read(accountId, (tx) => tx.all<{ id: bigint | number }>(`SELECT id FROM "${type.table}" WHERE account_id = ? ORDER BY id`, [accountId]));
   return rows.map((r) => String(r.id));
 }
 
@@ -121,7 +121,7 @@ async function idsInStore(accountId: number, type: EntityTypeDef): Promise<strin
 async function seed(accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<string> {
   const app = live.service.app;
   const type = app.model.typeByName.get(typeName)!;
-  const id = await app.store.write(async (tx) => {
+  const id = await app.store.write(accountId, async (tx) => {
     const newId = await app.store.nextId(tx);
     const row: Record<string, EdmValue> = {};
     for (const p of type.properties) {

@@ -68,9 +68,9 @@ test('credentials are stored as hashes only: no column holds a token or a sessio
 test('the store runs with WAL, synchronous=FULL and foreign keys, read back from its connection', async () => {
   assert.equal(String(raw.pragma('journal_mode', { simple: true })).toLowerCase(), 'wal');
   // Per-connection settings, read through the store's own reader.
-  const sync = await store.reader.get<{ synchronous: bigint }>('PRAGMA synchronous');
+  const sync = await store.directory.get<{ synchronous: bigint }>('PRAGMA synchronous');
   assert.equal(Number(sync?.synchronous), 2);
-  const fk = await store.reader.get<{ foreign_keys: bigint }>('PRAGMA foreign_keys');
+  const fk = await store.directory.get<{ foreign_keys: bigint }>('PRAGMA foreign_keys');
   assert.equal(Number(fk?.foreign_keys), 1);
 });
 

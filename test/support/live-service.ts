@@ -122,10 +122,12 @@ const TENANT_TABLES = buildSchema(model)
  * so a test can prove that a refused or foreign write changed nothing.
  */
 export async function tenantRows(live: LiveService, accountId: number): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const table of TENANT_TABLES) {
-    const rows = await live.service.app.store.reader.all(`SELECT * FROM "${table}" WHERE account_id = ? ORDER BY 2`, [accountId]);
-    out[table] = rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))).sort();
-  }
-  return out;
+  return live.service.app.store.read(accountId, async (tx) => {
+    const out: Record<string, string[]> = {};
+    for (const table of TENANT_TABLES) {
+      const rows = await tx.all(`SELECT * FROM "${table}" WHERE account_id = ? ORDER BY 2`, [accountId]);
+      out[table] = rows.map((r) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v))).sort();
+    }
+    return out;
+  });
 }

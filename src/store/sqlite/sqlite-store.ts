@@ -8,10 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store } from '../store';
 import type { TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
+import { sqliteDialect } from './dialect';
+import { registerFunctions } from './functions';
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
@@ -19,13 +22,20 @@ interface WriteJob {
   reject(error: unknown): void;
 }
 
+/** Prepared statements kept per connection. */
+const STATEMENT_CACHE_SIZE = 500;
+
 /** Jobs per shared commit: bounds the latency one commit adds to the first job in it. */
 const MAX_JOBS_PER_COMMIT = 64;
 
 /** A prepared-statement cache over one connection, exposed as the async executor interface. */
 class ConnectionExecutor implements SqlExecutor {
-  private readonly statements = new Map<string, Database.Statement>();
-  constructor(private readonly db: Database.Database) {}
+  /**
+   * Bounded: the statements of the model are few, but $filter and $orderby make new SQL texts,
+   * and a cache that kept them all would grow with every distinct query a client sends.
+   */
+  private readonly statements = new LRUCache<string, Database.Statement>({ max: STATEMENT_CACHE_SIZE });
+  constructor(readonly db: Database.Database) {}
 
   prepare(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
@@ -58,18 +68,19 @@ class ConnectionExecutor implements SqlExecutor {
 }
 
 /**
- * Reader connections. A one-shot statement runs on any connection that no iteration holds; an
- * iteration (a streamed collection) holds its connection, and the snapshot it reads, until it
- * ends. Connections are opened on demand up to a bound; beyond it, iterations wait their turn.
+ * Reader connections. A one-shot directory statement runs on any connection that no snapshot
+ * holds; a snapshot (read()) holds its connection inside one read transaction until it ends, so
+ * a streamed collection and its expansions see one committed state. Connections are opened on
+ * demand up to a bound; beyond it, callers wait their turn.
  */
-class ReaderPool implements SqlExecutor {
+class ReaderPool {
   private readonly idle: ConnectionExecutor[] = [];
   private readonly waiting: ((c: ConnectionExecutor) => void)[] = [];
   private opened = 0;
-  private readonly all_: Database.Database[] = [];
+  private readonly connections: Database.Database[] = [];
 
   constructor(
-    private readonly open: () => Database.Database,
+    private readonly open: () => { db: Database.Database; executor: ConnectionExecutor },
     private readonly max: number,
   ) {}
 
@@ -78,9 +89,9 @@ class ReaderPool implements SqlExecutor {
     if (free) return free;
     if (this.opened < this.max) {
       this.opened++;
-      const db = this.open();
-      this.all_.push(db);
-      return new ConnectionExecutor(db);
+      const { db, executor } = this.open();
+      this.connections.push(db);
+      return executor;
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }
@@ -91,7 +102,7 @@ class ReaderPool implements SqlExecutor {
     else this.idle.push(c);
   }
 
-  private async once<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
+  async with<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
     const c = await this.acquire();
     try {
       return await fn(c);
@@ -100,26 +111,39 @@ class ReaderPool implements SqlExecutor {
     }
   }
 
-  all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
-    return this.once((c) => c.all<Row>(sql, params));
-  }
-  get<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
-    return this.once((c) => c.get<Row>(sql, params));
-  }
-  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
-    return this.once((c) => c.run(sql, params));
-  }
-  async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
-    const c = await this.acquire();
-    try {
-      yield* c.iterate<Row>(sql, params);
-    } finally {
-      this.release(c);
-    }
+  /** fn inside one read transaction on one connection. */
+  snapshot<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
+    return this.with(async (c) => {
+      c.db.exec('BEGIN');
+      try {
+        return await fn(c);
+      } finally {
+        // A read transaction has nothing to keep: ending it releases the snapshot.
+        if (c.db.inTransaction) c.db.exec('COMMIT');
+      }
+    });
   }
 
   close(): void {
-    for (const db of this.all_) db.close();
+    for (const db of this.connections) db.close();
+  }
+}
+
+/** Directory statements, each on any free reader connection. */
+class DirectoryExecutor implements SqlExecutor {
+  constructor(private readonly pool: ReaderPool) {}
+  all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.pool.with((c) => c.all<Row>(sql, params));
+  }
+  get<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
+    return this.pool.with((c) => c.get<Row>(sql, params));
+  }
+  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+    return this.pool.with((c) => c.run(sql, params));
+  }
+  async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
+    const rows = await this.all<Row>(sql, params);
+    yield* rows;
   }
 }
 
@@ -132,6 +156,7 @@ export interface SqliteOptions {
 }
 
 function openConnection(file: string): Database.Database {
+  // Callers get the executor from openExecutor(); this only opens and checks the connection.
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
@@ -147,10 +172,18 @@ function openConnection(file: string): Database.Database {
   return db;
 }
 
+function openExecutor(file: string): { db: Database.Database; executor: ConnectionExecutor } {
+  const db = openConnection(file);
+  registerFunctions(db);
+  return { db, executor: new ConnectionExecutor(db) };
+}
+
 export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
   readonly codec = sqliteCodec;
-  readonly reader: ReaderPool;
+  readonly dialect = sqliteDialect;
+  readonly directory: SqlExecutor;
+  private readonly readers: ReaderPool;
   private readonly writerDb: Database.Database;
   private readonly writer: ConnectionExecutor;
   private readonly queue: WriteJob[] = [];
@@ -159,16 +192,31 @@ export class SqliteStore implements Store {
 
   constructor(private readonly options: SqliteOptions) {
     if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
-    this.writerDb = openConnection(options.file);
-    this.writer = new ConnectionExecutor(this.writerDb);
-    this.reader = new ReaderPool(() => openConnection(options.file), MAX_READERS);
+    const writer = openExecutor(options.file);
+    this.writerDb = writer.db;
+    this.writer = writer.executor;
+    this.readers = new ReaderPool(() => openExecutor(options.file), MAX_READERS);
+    this.directory = new DirectoryExecutor(this.readers);
   }
 
   async migrate(): Promise<MigrationReport> {
     return migrateSqlite(this.writerDb, this.options.tables);
   }
 
-  write<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  read<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    // Every statement is scoped by account_id itself; SQLite has no second fence to set.
+    return this.readers.snapshot(fn);
+  }
+
+  write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.enqueue(fn);
+  }
+
+  writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.enqueue(fn);
+  }
+
+  private enqueue<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('The store is closed'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
@@ -234,7 +282,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     while (this.draining) await new Promise((r) => setTimeout(r, 5));
-    this.reader.close();
+    this.readers.close();
     this.writerDb.close();
   }
 }

@@ -1,0 +1,33 @@
+/**
+ * One OData request as the resource handlers see it, whether it came over HTTP or as a part of a
+ * $batch: its parsed path and options, its headers and body, who it acts for, and where its
+ * answer goes.
+ */
+import type { VersionHeaders } from '../odata/negotiate';
+import type { QueryOptions } from '../odata/uri/query-options';
+import type { ResourcePath } from '../odata/uri/resource-path';
+import type { App } from './app';
+import type { Responder } from './responder';
+
+export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePath, { kind: K }>;
+
+export interface ODataRequest {
+  readonly app: App;
+  readonly accountId: number;
+  /** The verb the request stands for (after X-HTTP-Method tunnelling). */
+  readonly method: string;
+  readonly options: QueryOptions;
+  readonly versions: VersionHeaders;
+  /** Absolute, without a trailing slash: http://host/publicapi/v1/api.svc */
+  readonly serviceRoot: string;
+  /** A request header by lower-case name (the first, when sent more than once). */
+  header(name: string): string | undefined;
+  /** The body, read once, refused above the limit. */
+  body(): Promise<Buffer>;
+  readonly responder: Responder;
+}
+
+/** The media type of the request body, lower-case and without parameters ('' when absent). */
+export function bodyMediaTypeOf(r: ODataRequest): string {
+  return (r.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
