@@ -14,6 +14,7 @@ import { openStore } from '../store/open';
 import type { Store } from '../store/store';
 import { SessionService } from '../auth/sessions';
 import { EntityStore } from '../store/entities';
+import { EntityReads } from '../store/reads';
 import { CatalogueWrites } from '../catalogue/writes';
 import { resolveEntityUri } from '../odata/uri/entity-uri';
 import { authEndpointsHandler } from '../auth/endpoints';
@@ -29,6 +30,7 @@ export interface App {
   readonly store: Store;
   readonly sessions: SessionService;
   readonly entities: EntityStore;
+  readonly reads: EntityReads;
   readonly writes: CatalogueWrites;
   readonly clock: Clock;
   readonly log: Logger;
@@ -67,6 +69,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   }
   const sessions = new SessionService(store, clock);
   const entities = new EntityStore(model, store);
+  const reads = new EntityReads(model, store, entities);
   const writes = new CatalogueWrites(model, store, entities, clock, (uri, expected) => resolveEntityUri(model, uri, expected));
   let address = `${config.host}:${config.port}`;
   const app: App = {
@@ -75,6 +78,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     store,
     sessions,
     entities,
+    reads,
     writes,
     clock,
     log,
