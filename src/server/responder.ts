@@ -45,7 +45,14 @@ export function odataHeaders(version: ProtocolVersion | undefined): Record<strin
 
 /** Writes to the socket; a streamed body waits for 'drain' when the socket buffer is full. */
 export class HttpResponder implements Responder {
-  constructor(private readonly res: ServerResponse) {}
+  /** Set by 'close': a client that went away must end a stream at once, not leave it waiting for 'drain'. */
+  private closed = false;
+
+  constructor(private readonly res: ServerResponse) {
+    res.once('close', () => {
+      this.closed = true;
+    });
+  }
 
   get started(): boolean {
     return this.res.headersSent;
@@ -73,18 +80,20 @@ export class HttpResponder implements Responder {
     for (const [name, value] of Object.entries(odataHeaders(head.version))) res.setHeader(name, value);
     if (head.headers) for (const [name, value] of Object.entries(head.headers)) res.setHeader(name, value);
     res.setHeader('Content-Type', head.contentType);
+    const gone = () => new Error('the client went away');
     return {
-      write(chunk: string): Promise<void> {
-        if (res.destroyed) return Promise.reject(new Error('the client went away'));
+      write: (chunk: string): Promise<void> => {
+        if (this.closed) return Promise.reject(gone());
         if (res.write(chunk)) return Promise.resolve();
         return new Promise<void>((resolve, reject) => {
+          if (this.closed) return reject(gone());
           const onDrain = () => {
             res.off('close', onClose);
             resolve();
           };
           const onClose = () => {
             res.off('drain', onDrain);
-            reject(new Error('the client went away'));
+            reject(gone());
           };
           res.once('drain', onDrain);
           res.once('close', onClose);

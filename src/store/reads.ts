@@ -15,7 +15,7 @@ import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { ExpandNode, LiteralExpr, OrderByItem } from '../odata/expr/ast';
-import type { ReadPlan, ReadSource } from '../odata/plan';
+import type { ReadPlan } from '../odata/plan';
 import { badRequest } from '../odata/errors';
 import type { EntityStore } from './entities';
 import type { SqlDialect } from './sql/dialect';

@@ -6,13 +6,12 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { request } from '../support/http-client';
 import { tempDatabaseFile } from '../support/live-service';
+import { BIN, serve as serveProcess, type Served } from '../support/served';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'catalogue.js');
 
 function cli(databaseFile: string, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], {
@@ -22,46 +21,8 @@ function cli(databaseFile: string, args: string[], env: Record<string, string> =
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-interface Served {
-  readonly child: ChildProcess;
-  readonly origin: string;
-  output(): string;
-  stop(): Promise<number | null>;
-}
-
-/** Starts `catalogue serve` on a free port and waits for its "listening" log line. */
-async function serve(databaseFile: string, env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${databaseFile}`, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const origin = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 20_000);
-    const check = () => {
-      const m = /"origin":"(http:\/\/[^"]+)"/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}:\n${out}`)));
-  });
-  return {
-    child,
-    origin,
-    output: () => out,
-    stop: () =>
-      new Promise((resolve) => {
-        child.removeAllListeners('exit');
-        child.on('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
-      }),
-  };
-}
+/** Starts `catalogue serve` on a SQLite file (see ../support/served.ts). */
+const serve = (databaseFile: string, env: Record<string, string> = {}): Promise<Served> => serveProcess(`sqlite:${databaseFile}`, env);
 
 async function waitFor(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
   const until = Date.now() + ms;
