@@ -265,7 +265,7 @@ export class ExpressionParser {
     this.depth++;
     if (this.depth > this.limits.maxDepth) {
       throw badRequest(
-        `The ${this.option} expression is nested more than ${this.limits.maxDepth} levels deep at position ${pos} ` +
+        `The ${this.option} expression is nested more than ${this.limits.maxDepth} level${this.limits.maxDepth === 1 ? '' : 's'} deep at position ${pos} ` +
           '(parentheses, function calls and unary operators).',
       );
     }
