@@ -44,8 +44,10 @@ const UNSUPPORTED_PREFIXES: ReadonlyMap<string, string> = new Map([
   ['time', 'Edm.Time'],
 ]);
 
+/** `text` as written: a number quoted ('1.5L'), a prefixed literal as it is (datetime'…'). */
 function invalid(text: string, type: string, pos: number, reason: string) {
-  return badRequest(`'${show(text)}' is not a valid ${type} literal at position ${pos}: ${reason}.`);
+  const shown = text.includes("'") ? show(text) : `'${show(text)}'`;
+  return badRequest(`${shown} is not a valid ${type} literal at position ${pos}: ${reason}.`);
 }
 
 function unsupported(text: string, type: string, pos: number) {

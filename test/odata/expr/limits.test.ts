@@ -36,6 +36,7 @@ test('the defaults are 100 nodes, depth 32 and 2048 characters', () => {
 
 test('exactly 100 nodes are accepted, 101 refused', () => {
   for (const n of [3, 4, 5, 6, 99, 100]) assert.equal(countNodes(filter(filterWithNodes(n))), n, `${n} nodes`);
+  // The 101st node is the literal 24 of the last clause, 15 characters after its `StockAmount eq `.
   assert.equal(
     assertBadRequest(() => filter(filterWithNodes(101))),
     `The $filter expression has more than 100 nodes (reached at position ${filterWithNodes(101).lastIndexOf('StockAmount eq 24') + 15}).`,

@@ -130,7 +130,7 @@ test('datetime literals: any case of the prefix, optional seconds and fraction',
     ["datetime'2012-02-29T00:00'", lit('Edm.DateTime', Date.UTC(2012, 1, 29))],
   ]);
   for (const bad of ['2013-02-30T00:00', '2013-02-29T00:00', '2013-09-16T24:00', '2013-09-16T07:60', '2013-13-01T00:00', '2013-09-16', 'abc', '', '2013-09-16T07:21:12.12345678']) {
-    assertBadRequest(() => parseUriLiteral(`datetime'${bad}'`), 'is not a valid Edm.DateTime literal');
+    assertBadRequest(() => parseUriLiteral(`datetime'${bad}'`), `datetime'${bad}' is not a valid Edm.DateTime literal at position 0`);
   }
 });
 
