@@ -50,10 +50,8 @@ export const FUNCTIONS: Readonly<Record<FunctionName, Signature>> = {
 /** OData v1/v2 functions that exist but that this service does not evaluate. */
 const UNSUPPORTED: ReadonlySet<string> = new Set(['isof', 'cast']);
 
-/** Hints for names that other OData versions use. */
-const HINTS: Readonly<Record<string, string>> = {
-  contains: ' OData v2 writes substringof(needle, haystack).',
-};
+/** Hints for names that other OData versions use (a Map: request text never reaches Object.prototype). */
+const HINTS: ReadonlyMap<string, string> = new Map([['contains', ' OData v2 writes substringof(needle, haystack).']]);
 
 function isFunctionName(name: string): name is FunctionName {
   return Object.prototype.hasOwnProperty.call(FUNCTIONS, name);
@@ -63,7 +61,7 @@ function isFunctionName(name: string): name is FunctionName {
 export function lookupFunction(name: string, pos: number): FunctionName {
   if (isFunctionName(name)) return name;
   if (UNSUPPORTED.has(name)) throw badRequest(`The function '${name}' at position ${pos} is not supported by this service.`);
-  throw badRequest(`Unknown function '${show(name)}' at position ${pos}.${HINTS[name] ?? ''}`);
+  throw badRequest(`Unknown function '${show(name)}' at position ${pos}.${HINTS.get(name) ?? ''}`);
 }
 
 function describeSignature(name: FunctionName, signature: Signature): string {

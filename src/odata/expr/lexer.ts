@@ -29,12 +29,12 @@ const isNameStart = (c: string | undefined): boolean =>
   c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_');
 const isNamePart = (c: string | undefined): boolean => isNameStart(c) || isDigit(c);
 
-const PUNCTUATION: Readonly<Record<string, 'open' | 'close' | 'comma' | 'slash'>> = {
-  '(': 'open',
-  ')': 'close',
-  ',': 'comma',
-  '/': 'slash',
-};
+const PUNCTUATION: ReadonlyMap<string, 'open' | 'close' | 'comma' | 'slash'> = new Map([
+  ['(', 'open'],
+  [')', 'close'],
+  [',', 'comma'],
+  ['/', 'slash'],
+]);
 
 export class Lexer {
   private index = 0;
@@ -68,7 +68,7 @@ export class Lexer {
     if (pos >= text.length) return { kind: 'end', pos };
     const c = text.charAt(pos);
 
-    const punctuation = PUNCTUATION[c];
+    const punctuation = PUNCTUATION.get(c);
     if (punctuation !== undefined) {
       this.index++;
       return { kind: punctuation, pos };

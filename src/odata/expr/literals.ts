@@ -33,16 +33,21 @@ const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 /** Double and Single specials: no property holds either type. */
 const FLOAT_SPECIAL = /^(?:INF|NaN)[DdFf]?$/;
 
-/** Literal prefixes of types the model has no property of, by the lower-cased prefix. */
-const UNSUPPORTED_PREFIXES: Readonly<Record<string, string>> = {
-  x: 'Edm.Binary',
-  binary: 'Edm.Binary',
-  datetimeoffset: 'Edm.DateTimeOffset',
-  time: 'Edm.Time',
-};
+/**
+ * Literal prefixes of types the model has no property of, by the lower-cased prefix (a Map, so
+ * that a prefix such as `constructor` never finds Object.prototype members).
+ */
+const UNSUPPORTED_PREFIXES: ReadonlyMap<string, string> = new Map([
+  ['x', 'Edm.Binary'],
+  ['binary', 'Edm.Binary'],
+  ['datetimeoffset', 'Edm.DateTimeOffset'],
+  ['time', 'Edm.Time'],
+]);
 
+/** `text` as written: a number quoted ('1.5L'), a prefixed literal as it is (datetime'…'). */
 function invalid(text: string, type: string, pos: number, reason: string) {
-  return badRequest(`'${show(text)}' is not a valid ${type} literal at position ${pos}: ${reason}.`);
+  const shown = text.includes("'") ? show(text) : `'${show(text)}'`;
+  return badRequest(`${shown} is not a valid ${type} literal at position ${pos}: ${reason}.`);
 }
 
 function unsupported(text: string, type: string, pos: number) {
@@ -176,7 +181,7 @@ export function quotedLiteral(prefix: string, content: string, pos: number): Lit
     if (!GUID.test(content)) throw invalid(written, 'Edm.Guid', pos, "expected guid'hhhhhhhh-hhhh-hhhh-hhhh-hhhhhhhhhhhh' in hexadecimal digits");
     return literal('Edm.Guid', content.toLowerCase());
   }
-  const unsupportedType = UNSUPPORTED_PREFIXES[kind];
+  const unsupportedType = UNSUPPORTED_PREFIXES.get(kind);
   if (unsupportedType !== undefined) throw unsupported(written, unsupportedType, pos);
   return undefined;
 }

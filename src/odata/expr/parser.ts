@@ -93,10 +93,8 @@ export class ExpressionParser {
       if (op !== undefined) {
         this.lexer.next();
         const precedence = PRECEDENCE[op];
-        // Left-associative: reduce what binds at least as tightly before pushing.
-        for (let top = pending.at(-1); top && (top.kind === 'unary' || (top.kind === 'binary' && top.precedence >= precedence)); top = pending.at(-1)) {
-          this.reduce(operands, pending);
-        }
+        // Left-associative: first reduce what binds at least as tightly (unary operators bind tighter than any binary one).
+        while (bindsAtLeast(pending.at(-1), precedence)) this.reduce(operands, pending);
         this.countNode(token.pos);
         pending.push({ kind: 'binary', op, precedence, pos: token.pos });
         expectOperand = true;
@@ -265,7 +263,7 @@ export class ExpressionParser {
     this.depth++;
     if (this.depth > this.limits.maxDepth) {
       throw badRequest(
-        `The ${this.option} expression is nested more than ${this.limits.maxDepth} levels deep at position ${pos} ` +
+        `The ${this.option} expression is nested more than ${this.limits.maxDepth} level${this.limits.maxDepth === 1 ? '' : 's'} deep at position ${pos} ` +
           '(parentheses, function calls and unary operators).',
       );
     }
@@ -274,6 +272,10 @@ export class ExpressionParser {
   private unbalanced(detail: string): ODataError {
     return badRequest(`Unbalanced parentheses in ${this.option}: ${detail}`);
   }
+}
+
+function bindsAtLeast(top: Pending | undefined, precedence: number): boolean {
+  return top !== undefined && (top.kind === 'unary' || (top.kind === 'binary' && top.precedence >= precedence));
 }
 
 /** "GT" for "gt": operators are lower-case keywords. */
