@@ -7,8 +7,8 @@
  * whitespace and a line break (CRLF or bare LF); a close delimiter is `--boundary--`, followed by
  * anything (the epilogue). The line break before a delimiter belongs to the delimiter, so a part
  * ends before it; when the part is empty at that point (the line break ended the previous
- * delimiter line) the part is empty. Linear in the body: one indexOf scan per occurrence of
- * `--boundary`, each checked in constant time.
+ * delimiter line) the part is empty. Linear in the body: one pass over its bytes, and at each
+ * line start a comparison no longer than the boundary.
  */
 import type { ODataError } from '../errors';
 import { badRequest } from '../errors';
@@ -61,23 +61,41 @@ export function splitMultipart(body: Buffer, boundary: string, what: string, lim
   return parts;
 }
 
-/** The first delimiter (plain or close) at or after `from`; undefined when there is none. */
+/**
+ * The first delimiter (plain or close) at or after `from`. A plain byte loop looking for LF
+ * followed by `--` rather than Buffer#indexOf of the boundary: indexOf prepares its search
+ * tables on every call, and a body of near-miss delimiters ("\n--boundaryX" over and over)
+ * made that cost per candidate dominate.
+ */
 function findDelimiter(body: Buffer, dashBoundary: Buffer, from: number): Delimiter | undefined {
-  let searchFrom = from;
-  for (;;) {
-    const start = body.indexOf(dashBoundary, searchFrom);
-    if (start === -1) return undefined;
-    searchFrom = start + 1;
-    // Only at the start of a line: `--boundary` elsewhere is content.
-    if (start !== 0 && body[start - 1] !== LF) continue;
-    let pos = start + dashBoundary.length;
-    if (body[pos] === DASH && body[pos + 1] === DASH) return { start, close: true, next: pos + 2 };
-    // Transport padding (RFC 2046) before the line break.
-    while (body[pos] === SPACE || body[pos] === TAB) pos++;
-    if (body[pos] === LF) return { start, close: false, next: pos + 1 };
-    if (body[pos] === CR && body[pos + 1] === LF) return { start, close: false, next: pos + 2 };
-    // `--boundaryX…` or a delimiter cut off by the end of the body: not a delimiter.
+  // Only at the start of a line: `--boundary` elsewhere is content.
+  if (from === 0 || body[from - 1] === LF) {
+    const delimiter = delimiterAt(body, dashBoundary, from);
+    if (delimiter) return delimiter;
   }
+  const last = body.length - 2;
+  for (let at = from; at < last; at++) {
+    if (body[at] === LF && body[at + 1] === DASH && body[at + 2] === DASH) {
+      const delimiter = delimiterAt(body, dashBoundary, at + 1);
+      if (delimiter) return delimiter;
+    }
+  }
+  return undefined;
+}
+
+/** The delimiter that starts at `start` (a line start), if one does. */
+function delimiterAt(body: Buffer, dashBoundary: Buffer, start: number): Delimiter | undefined {
+  const boundaryEnd = start + dashBoundary.length;
+  if (boundaryEnd > body.length) return undefined;
+  for (let i = 0; i < dashBoundary.length; i++) if (body[start + i] !== dashBoundary[i]) return undefined;
+  let pos = boundaryEnd;
+  if (body[pos] === DASH && body[pos + 1] === DASH) return { start, close: true, next: pos + 2 };
+  // Transport padding (RFC 2046) before the line break.
+  while (body[pos] === SPACE || body[pos] === TAB) pos++;
+  if (body[pos] === LF) return { start, close: false, next: pos + 1 };
+  if (body[pos] === CR && body[pos + 1] === LF) return { start, close: false, next: pos + 2 };
+  // `--boundaryX…` or a delimiter cut off by the end of the body: not a delimiter.
+  return undefined;
 }
 
 /** End of the part that starts at `contentStart` and is followed by a delimiter at `delimiterStart`. */

@@ -8,7 +8,7 @@
 import { badRequest } from '../errors';
 import { echo } from './echo';
 import { readHeaderBlock } from './headers';
-import { multipartBoundary, parseMediaType } from './media-type';
+import { multipartBoundary, parseContentType } from './media-type';
 import { splitMultipart } from './multipart';
 import { type InnerRequest, parseInnerRequest } from './request';
 
@@ -106,7 +106,7 @@ function partKind(headers: ReadonlyMap<string, string>, where: string): PartKind
   if (contentType === undefined) {
     throw badRequest(`${where}the part has no Content-Type; expected application/http or multipart/mixed.`);
   }
-  const media = parseMediaType(contentType);
+  const media = parseContentType(contentType);
   if (media?.type === 'application/http') return { kind: 'operation' };
   if (media?.type === 'multipart/mixed') return { kind: 'changeset', contentType };
   throw badRequest(`${where}the part's Content-Type '${echo(contentType)}' is neither application/http nor multipart/mixed.`);

@@ -5,7 +5,7 @@
  */
 import { badRequest } from '../errors';
 import { echo } from './echo';
-import { readHeaderBlock, readLine } from './headers';
+import { readHeaderBlock, readRequestLine } from './headers';
 
 /** The methods an inner request may use; PATCH is an alias of MERGE (odata-v2-reference.md §0.7). */
 export const BATCH_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'MERGE', 'PATCH', 'DELETE']);
@@ -38,8 +38,8 @@ export function parseInnerRequest(message: Buffer, where: string): InnerRequest 
   while (message[pos] === LF || (message[pos] === CR && message[pos + 1] === LF)) pos += message[pos] === LF ? 1 : 2;
   if (pos >= message.length) throw badRequest(`${where}the part holds no HTTP request line.`);
 
-  const requestLine = readLine(message, pos);
-  const words = requestLine.text.trim().split(WHITESPACE);
+  const requestLine = readRequestLine(message, pos, where);
+  const words = requestLine.text.split(WHITESPACE);
   if (words.length !== 3) {
     throw badRequest(`${where}the request line '${echo(requestLine.text)}' is not 'METHOD target HTTP/1.1'.`);
   }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 
 import { type BatchLimits, type BatchRequestPart, DEFAULT_BATCH_LIMITS, parseBatchRequest } from '../../../src/odata/batch';
 import { ECHO_LIMIT } from '../../../src/odata/batch/echo';
+import { MAX_HEADER_BYTES } from '../../../src/odata/batch/headers';
 import { ODataError } from '../../../src/odata/errors';
 import { batch, changesetPart, httpPart, multipart } from './fixtures';
 
@@ -238,6 +239,22 @@ test('limits: N parts and N operations are accepted, N+1 refused naming the limi
   // The part limit stops the split early: a million empty parts are refused without being parsed.
   const many = '--batch_b\r\n'.repeat(1_000_000) + '--batch_b--';
   rejects(() => parse(many), /more than 100 parts/);
+});
+
+test('header blocks and request lines are limited to 16 KiB each, as Node limits a request of its own', () => {
+  assert.equal(MAX_HEADER_BYTES, 16 * 1024);
+  const header = (bytes: number) => `X-Pad: ${'p'.repeat(bytes - 'X-Pad: '.length)}`;
+  // Request line, headers and their line breaks within the limit: accepted.
+  const fits = httpPart('GET Products HTTP/1.1', [header(MAX_HEADER_BYTES - 'GET Products HTTP/1.1\r\n'.length - 2)]);
+  assert.equal(query(parse(multipart('batch_b', [fits]))[0]).headers.get('x-pad')?.length, MAX_HEADER_BYTES - 'GET Products HTTP/1.1\r\n'.length - 2 - 'X-Pad: '.length);
+  rejects(() => parse(multipart('batch_b', [httpPart('GET Products HTTP/1.1', [header(MAX_HEADER_BYTES)])])), /Batch part 1: a header block is longer than 16384 bytes/);
+  rejects(() => parse(multipart('batch_b', [`Content-Type: application/http\r\n${header(MAX_HEADER_BYTES)}\r\n\r\nGET Products HTTP/1.1\r\n`])), /a header block is longer than 16384 bytes/);
+  // Unterminated blocks too.
+  rejects(() => parse(multipart('batch_b', [changesetPart('cs', [`Content-Type: application/http\r\n\r\nDELETE Products(1L) HTTP/1.1\r\n${header(MAX_HEADER_BYTES + 1)}`])])), /longer than 16384 bytes/);
+  // A long target (a $filter of 8 KiB) is fine; a request line beyond the limit is not.
+  const target = `Products?$filter=${'Id%20eq%201%20or%20'.repeat(400)}Id%20eq%202`;
+  assert.equal(query(parse(multipart('batch_b', [httpPart(`GET ${target} HTTP/1.1`)]))[0]).target, target);
+  rejects(() => parse(multipart('batch_b', [httpPart(`GET Products?${'x'.repeat(MAX_HEADER_BYTES)} HTTP/1.1`)])), /the request line is longer than 16384 bytes/);
 });
 
 test('errors quote at most ECHO_LIMIT characters of input, control characters replaced', () => {
