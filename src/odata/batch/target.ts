@@ -1,0 +1,73 @@
+/**
+ * Where an inner request's target points, below the service root (odata-v2-reference.md §5.7):
+ * relative to the service root (`Products(1L)`, what datajs writes), an absolute path
+ * (`/publicapi/v1/api.svc/Products(1L)`), an absolute URI (`https://host/publicapi/v1/api.svc/…`,
+ * what the connector writes), or a `$<Content-ID>` reference to an entity an earlier operation
+ * of the same changeset created (`$1/ProductImages`).
+ *
+ * The host of an absolute URI is not compared with anything: behind a proxy the service does not
+ * know the name clients use. Nothing is percent-decoded here; the resource path parser does that.
+ */
+import { badRequest } from '../errors';
+import { echo } from './echo';
+
+export interface ResolvedTarget {
+  /** The Content-ID of a `$n` target, without the `$`. */
+  readonly reference?: string;
+  /** Below the service root (or below the referenced entity), from its `/`: `/Products(1L)`; '' for the root itself. */
+  readonly path: string;
+  /** The query string without `?`; '' when there is none. */
+  readonly query: string;
+}
+
+const ABSOLUTE_URI = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/]*)/;
+/** `$metadata` and `$batch` are resources of the service root, not Content-ID references. */
+const ROOT_SYSTEM_RESOURCES: ReadonlySet<string> = new Set(['$metadata', '$batch']);
+
+export function resolveTarget(target: string, servicePath: string): ResolvedTarget {
+  if (target.includes('#')) throw badRequest(`The request target '${echo(target)}' must not contain a fragment ('#').`);
+  const questionMark = target.indexOf('?');
+  const pathPart = questionMark === -1 ? target : target.slice(0, questionMark);
+  const query = questionMark === -1 ? '' : target.slice(questionMark + 1);
+
+  let resolved: ResolvedTarget;
+  const absolute = ABSOLUTE_URI.exec(pathPart);
+  if (absolute) {
+    const scheme = absolute[1]!.toLowerCase();
+    if (scheme !== 'http' && scheme !== 'https') {
+      throw badRequest(`The request target '${echo(target)}' is not an http or https URI.`);
+    }
+    resolved = { path: belowServicePath(pathPart.slice(absolute[0].length), servicePath, target), query };
+  } else if (pathPart.startsWith('/')) {
+    resolved = { path: belowServicePath(pathPart, servicePath, target), query };
+  } else if (pathPart.startsWith('$') && !ROOT_SYSTEM_RESOURCES.has(firstSegment(pathPart))) {
+    const reference = firstSegment(pathPart).slice(1);
+    if (reference === '') throw badRequest(`The request target '${echo(target)}' has a '$' without a Content-ID after it.`);
+    resolved = { reference, path: pathPart.slice(reference.length + 1), query };
+  } else {
+    resolved = { path: pathPart === '' ? '' : `/${pathPart}`, query };
+  }
+
+  // A client or proxy would resolve dot segments and could leave the service that way; the
+  // service does not resolve them, so it refuses them.
+  if (resolved.path.split('/').some((segment) => segment === '.' || segment === '..')) {
+    throw badRequest(`The request target '${echo(target)}' contains '.' or '..' segments.`);
+  }
+  return resolved;
+}
+
+function firstSegment(path: string): string {
+  const slash = path.indexOf('/');
+  return slash === -1 ? path : path.slice(0, slash);
+}
+
+/** The part of the absolute path `path` below `servicePath` (compared case-insensitively); 400 when outside. */
+function belowServicePath(path: string, servicePath: string, target: string): string {
+  const root = servicePath.replace(/\/+$/, '');
+  const prefix = path.slice(0, root.length);
+  const rest = path.slice(root.length);
+  if (prefix.toLowerCase() !== root.toLowerCase() || (rest !== '' && !rest.startsWith('/'))) {
+    throw badRequest(`The request target '${echo(target)}' is not inside the service ${root || '/'}.`);
+  }
+  return rest;
+}
