@@ -138,6 +138,12 @@ export class EntityStore {
     return (await tx.run(typeSql(type).deleteById, [accountId, id])).changes > 0;
   }
 
+  /** Deletes every entity of a type in one account, exactly as delete() does one (DeleteAccountData). */
+  async deleteAll(tx: SqlExecutor, accountId: number, type: EntityTypeDef): Promise<number> {
+    await this.clearPointers(tx, accountId, type, '1 = 1', [], new Set());
+    return (await tx.run(`DELETE FROM ${typeSql(type).table} WHERE account_id = ?`, [accountId])).changes;
+  }
+
   /** Clears 'setNull' references to the rows of `type` selected by `where`, and to their cascaded children. */
   private async clearPointers(tx: SqlExecutor, accountId: number, type: EntityTypeDef, where: string, params: SqlValue[], seen: Set<string>): Promise<void> {
     if (seen.has(type.name)) return;
