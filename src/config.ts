@@ -3,6 +3,7 @@
  * The README's configuration table lists the same names; keep them in step.
  */
 import { DEFAULT_DATABASE_URL } from './store/open';
+import type { ReadLimits } from './odata/read-options';
 
 export interface Limits {
   readonly maxBodyBytes: number;
@@ -13,6 +14,12 @@ export interface Limits {
   readonly headersTimeoutMs: number;
   /** Time allowed for the whole request (headers and body) to arrive. */
   readonly requestTimeoutMs: number;
+}
+
+/** Limits of query options, and server-driven paging. */
+export interface QueryConfig extends ReadLimits {
+  /** Server paging: at most this many entities per feed, then a next link. Off when undefined. */
+  readonly pageSize: number | undefined;
 }
 
 export interface Config {
@@ -29,6 +36,7 @@ export interface Config {
   /** The marketplace connector's credential for /platform/v1; the platform API is off without it. */
   readonly platformToken: string | undefined;
   readonly limits: Limits;
+  readonly query: QueryConfig;
 }
 
 /** A platform credential must be long enough that it cannot be guessed. */
@@ -80,6 +88,19 @@ export function loadConfig(env: Env = process.env): Config {
       maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    },
+    query: {
+      pageSize: integer(env, 'PAGE_SIZE', 0, 0, 1_000_000) || undefined,
+      maxTop: integer(env, 'MAX_TOP', 10_000, 1, 1_000_000),
+      expr: {
+        maxNodes: integer(env, 'MAX_FILTER_NODES', 100, 1, 10_000),
+        maxDepth: integer(env, 'MAX_FILTER_DEPTH', 32, 1, 1_000),
+        maxLength: integer(env, 'MAX_FILTER_LENGTH', 2048, 16, 1024 * 1024),
+      },
+      expand: {
+        maxDepth: integer(env, 'MAX_EXPAND_DEPTH', 3, 1, 10),
+        maxPaths: integer(env, 'MAX_EXPAND_PATHS', 12, 1, 100),
+      },
     },
   };
 }

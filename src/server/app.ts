@@ -14,6 +14,7 @@ import { openStore } from '../store/open';
 import type { Store } from '../store/store';
 import { SessionService } from '../auth/sessions';
 import type { EntityStore } from '../store/entities';
+import { EntityReads } from '../store/reads';
 import type { CatalogueWrites } from '../catalogue/writes';
 import type { CatalogueOperations } from '../catalogue/operations';
 import { createCatalogueServices } from '../catalogue/services';
@@ -32,6 +33,7 @@ export interface App {
   readonly store: Store;
   readonly sessions: SessionService;
   readonly entities: EntityStore;
+  readonly reads: EntityReads;
   readonly writes: CatalogueWrites;
   readonly operations: CatalogueOperations;
   readonly clock: Clock;
@@ -71,6 +73,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   }
   const sessions = new SessionService(store, clock);
   const catalogue = createCatalogueServices(store, clock);
+  const reads = new EntityReads(model, store, catalogue.entities);
   let address = `${config.host}:${config.port}`;
   const app: App = {
     config,
@@ -78,6 +81,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     store,
     sessions,
     entities: catalogue.entities,
+    reads,
     writes: catalogue.writes,
     operations: catalogue.operations,
     clock,

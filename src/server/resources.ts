@@ -19,7 +19,12 @@ import { readJsonEntity, readJsonLink } from '../odata/json/reader';
 import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { SqlExecutor } from '../store/store';
 import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
-import type { BodyStream, Reply } from './responder';
+import type { Reply } from './responder';
+import type { ReadSource } from '../odata/plan';
+import { planRead, type PlannedRead, type ReadTarget } from '../odata/read-options';
+import type { LiteralExpr } from '../odata/expr/ast';
+import { formatUriLiteral } from '../odata/expr';
+import type { StreamEnd } from '../store/reads';
 
 export type ResourcePath = ResourcePathOf<'resource'>;
 
@@ -98,25 +103,12 @@ function dataFormat(r: ODataRequest): WireFormat {
 
 /** Output is collected into chunks of about this size before it goes to the socket. */
 const CHUNK_CHARS = 16384;
+/** Rows read (and expanded) per round: bounds memory whatever the size of the collection. */
+const PAGE_ROWS = 256;
 
-/** Writes a collection entity by entity, in chunks, waiting whenever the receiver is full. */
-async function streamFeed(body: BodyStream, format: WireFormat, wctx: WriteContext, records: AsyncIterable<EntityRecord>, opts: Parameters<WireFormat['feedStart']>[1]): Promise<void> {
-  let chunk = format.feedStart(wctx, opts);
-  let firstEntry = true;
-  for await (const rec of records) {
-    chunk += format.feedEntry(wctx, rec, firstEntry);
-    firstEntry = false;
-    if (chunk.length >= CHUNK_CHARS) {
-      await body.write(chunk);
-      chunk = '';
-    }
-  }
-  body.end(chunk + format.feedEnd(wctx));
-}
-
-function entityReply(r: ODataRequest, status: number, rec: EntityRecord, headers: Record<string, string> = {}): Reply {
+function entityReply(r: ODataRequest, status: number, rec: EntityRecord, headers: Record<string, string> = {}, version: ProtocolVersion = 1, select?: ReadonlySet<string>): Reply {
   const format = entityFormat(r);
-  const wctx = writeContext(r, responseVersion(r, 1));
+  const wctx = writeContext(r, responseVersion(r, version), select);
   return { status, contentType: format.entityContentType, body: format.entry(wctx, rec), version: wctx.version, headers };
 }
 
@@ -125,25 +117,75 @@ const NO_CONTENT: Reply = { status: 204 };
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, target: Extract<Resolved, { kind: 'collection' }>): Promise<void> {
-  allowOnly(r.options, ['$format'], 'this collection in this build');
-  const format = entityFormat(r);
-  const wctx = writeContext(r, responseVersion(r, 1));
-  const head = { status: 200, contentType: format.entityContentType, version: wctx.version };
-  if (target.source) {
-    const { record, nav, name } = target.source;
-    const sourcePath = entityPath(record.type, record.values.Id as bigint);
-    return streamFeed(r.responder.stream(head), format, wctx, r.app.entities.related(tx, r.accountId, nav, record.values.Id as bigint), {
-      title: name,
-      id: `${wctx.serviceRoot}/${sourcePath}/${name}`,
-      selfHref: `${sourcePath}/${name}`,
-    });
+function sourceOf(resolved: Extract<Resolved, { kind: 'collection' }>): ReadSource {
+  return resolved.source ? { kind: 'navigation', navigation: resolved.source.nav, sourceId: resolved.source.record.values.Id as bigint } : { kind: 'set' };
+}
+
+function plan(r: ODataRequest, type: EntityTypeDef, source: ReadSource, target: ReadTarget): PlannedRead {
+  return planRead(r.app.model, type, source, target, r.options, r.app.config.query);
+}
+
+/** The address of the next page: the same request, continuing after the last row delivered. */
+function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, delivered: number, after: readonly LiteralExpr[]): string {
+  const parts: string[] = [];
+  for (const [name, value] of r.options.system) {
+    if (name === '$skiptoken' || name === '$skip') continue;
+    const v = name === '$top' ? String(Math.max(0, (planned.plan.top ?? 0) - delivered)) : value;
+    parts.push(`${name}=${encodeURIComponent(v)}`);
   }
-  return streamFeed(r.responder.stream(head), format, wctx, r.app.entities.iterateAll(tx, r.accountId, target.type), {
-    title: path.setName,
-    id: `${wctx.serviceRoot}/${path.setName}`,
-    selfHref: path.setName,
+  parts.push(`$skiptoken=${encodeURIComponent(after.map((l) => formatUriLiteral(l.type, l.value)).join(','))}`);
+  return `${r.serviceRoot}/${selfPath}?${parts.join('&')}`;
+}
+
+/**
+ * A feed, streamed: the first page is read before the head goes out, so that a failure of the
+ * client's query is still answered with its status; after that, page by page.
+ */
+async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, resolved: Extract<Resolved, { kind: 'collection' }>): Promise<void> {
+  const planned = plan(r, resolved.type, sourceOf(resolved), 'collection');
+  const pageSize = r.app.config.query.pageSize;
+  const version = responseVersion(r, pageSize !== undefined ? 2 : planned.version);
+  const format = entityFormat(r);
+  const wctx = writeContext(r, version, planned.select);
+  const count = planned.inlineCount ? await r.app.reads.count(tx, r.accountId, planned.plan, false) : undefined;
+  const end: { result?: StreamEnd } = {};
+  const pages = r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: PAGE_ROWS, ...(pageSize !== undefined ? { serverPageSize: pageSize } : {}) }, end)[Symbol.asyncIterator]();
+  let next = await pages.next();
+
+  const selfPath = resolved.source ? `${entityPath(resolved.source.record.type, resolved.source.record.values.Id as bigint)}/${resolved.source.name}` : path.setName;
+  const body = r.responder.stream({ status: 200, contentType: format.entityContentType, version: wctx.version });
+  let chunk = format.feedStart(wctx, {
+    title: resolved.source ? resolved.source.name : path.setName,
+    id: `${wctx.serviceRoot}/${selfPath}`,
+    selfHref: selfPath,
+    ...(count !== undefined ? { count } : {}),
   });
+  let first = true;
+  let delivered = 0;
+  while (!next.done) {
+    for (const rec of next.value.records) {
+      chunk += format.feedEntry(wctx, rec, first);
+      first = false;
+      if (chunk.length >= CHUNK_CHARS) {
+        await body.write(chunk);
+        chunk = '';
+      }
+    }
+    delivered += next.value.records.length;
+    next = await pages.next();
+  }
+  const after = end.result?.continueAfter;
+  body.end(chunk + format.feedEnd(wctx, after ? nextLink(r, selfPath, planned, delivered, after) : undefined));
+}
+
+/** One entity: as resolved, or read again through a plan when $expand or $filter asks more of it. */
+async function readEntity(r: ODataRequest, tx: SqlExecutor, record: EntityRecord): Promise<Reply> {
+  const planned = plan(r, record.type, { kind: 'key', id: record.values.Id as bigint }, 'entity');
+  if (!planned.plan.filter && planned.plan.expand.length === 0) return entityReply(r, 200, record, {}, planned.version, planned.select);
+  let found: EntityRecord | undefined;
+  for await (const page of r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: 1 })) found ??= page.records[0];
+  if (!found) throw missing(entityPath(record.type, record.values.Id as bigint));
+  return entityReply(r, 200, found, {}, planned.version, planned.select);
 }
 
 function readProperty(r: ODataRequest, record: EntityRecord, target: Extract<ResourcePath['target'], { kind: 'property' }>): Reply {
@@ -158,33 +200,36 @@ function readProperty(r: ODataRequest, record: EntityRecord, target: Extract<Res
   return { status: 200, contentType: format.dataContentType, body: format.property(target.property.name, target.property.type, value) };
 }
 
-async function readCount(r: ODataRequest, tx: SqlExecutor, target: Extract<Resolved, { kind: 'collection' }>): Promise<Reply> {
-  allowOnly(r.options, [], '$count in this build');
+/** `/$count`: the rows the options select, as text/plain (a version 2.0 answer). */
+async function readCount(r: ODataRequest, tx: SqlExecutor, type: EntityTypeDef, source: ReadSource, target: 'count' | 'linksCount'): Promise<Reply> {
+  const planned = plan(r, type, source, target);
   const version = responseVersion(r, 2);
-  const n = target.source
-    ? await r.app.entities.countRelated(tx, r.accountId, target.source.nav, target.source.record.values.Id as bigint)
-    : await r.app.entities.countAll(tx, r.accountId, target.type);
+  const n = await r.app.reads.count(tx, r.accountId, planned.plan, true);
   return { status: 200, contentType: 'text/plain;charset=utf-8', body: String(n), version };
 }
 
 async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord, target: Extract<ResourcePath['target'], { kind: 'links' }>): Promise<Reply> {
   const nav = target.navigation;
   const id = record.values.Id as bigint;
-  allowOnly(r.options, ['$format'], '$links in this build');
-  if (target.count) {
-    const version = responseVersion(r, 2);
-    const n = await r.app.entities.countRelated(tx, r.accountId, nav, id);
-    return { status: 200, contentType: 'text/plain;charset=utf-8', body: String(n), version };
-  }
+  const targetType = r.app.model.typeByName.get(nav.target)!;
+  if (target.count) return readCount(r, tx, targetType, { kind: 'navigation', navigation: nav, sourceId: id }, 'linksCount');
   const format = dataFormat(r);
-  const wctx = writeContext(r, responseVersion(r, 1));
-  const uris: string[] = [];
-  for await (const rec of r.app.entities.related(tx, r.accountId, nav, id, target.key)) uris.push(entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint));
   if (target.key !== undefined || !nav.many) {
-    if (uris.length === 0) throw missing(target.key !== undefined ? `${target.name}(${target.key}L)` : target.name);
-    return { status: 200, contentType: format.dataContentType, body: format.link(uris[0]!) };
+    allowOnly(r.options, ['$format'], 'a single $link');
+    const wctx = writeContext(r, responseVersion(r, 1));
+    let uri: string | undefined;
+    for await (const rec of r.app.entities.related(tx, r.accountId, nav, id, target.key)) uri ??= entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint);
+    if (uri === undefined) throw missing(target.key !== undefined ? `${target.name}(${target.key}L)` : target.name);
+    return { status: 200, contentType: format.dataContentType, body: format.link(uri) };
   }
-  return { status: 200, contentType: format.dataContentType, body: format.links(wctx, uris), version: wctx.version };
+  const planned = plan(r, targetType, { kind: 'navigation', navigation: nav, sourceId: id }, 'links');
+  const wctx = writeContext(r, responseVersion(r, planned.version));
+  const count = planned.inlineCount ? await r.app.reads.count(tx, r.accountId, planned.plan, false) : undefined;
+  const uris: string[] = [];
+  for await (const page of r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: PAGE_ROWS })) {
+    for (const rec of page.records) uris.push(entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint));
+  }
+  return { status: 200, contentType: format.dataContentType, body: format.links(wctx, uris, count), version: wctx.version };
 }
 
 /** GET and HEAD of any resource path, inside one snapshot of the account. */
@@ -198,11 +243,10 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
         return readCollection(r, tx, path, resolved);
       case 'count':
         if (resolved.kind !== 'collection') throw badRequest('$count applies to a collection.');
-        return r.responder.send(await readCount(r, tx, resolved));
+        return r.responder.send(await readCount(r, tx, resolved.type, sourceOf(resolved), 'count'));
       case 'entity':
         if (resolved.kind !== 'entity') throw badRequest('The path addresses a collection, not one entity.');
-        allowOnly(r.options, ['$format'], 'an entity in this build');
-        return r.responder.send(entityReply(r, 200, resolved.record));
+        return r.responder.send(await readEntity(r, tx, resolved.record));
       case 'property':
         if (resolved.kind !== 'entity') throw badRequest('A property belongs to one entity.');
         return r.responder.send(readProperty(r, resolved.record, target));

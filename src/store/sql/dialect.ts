@@ -20,15 +20,20 @@ import type { SqlValue } from '../store';
 
 export type NumericType = 'Edm.Int32' | 'Edm.Int64' | 'Edm.Decimal';
 
+/**
+ * Statements built from a request (filters, orderings, expansions) use numbered placeholders
+ * (`?1`, `?2`, … see ./params.ts) so that an operand a dialect writes twice still refers to one
+ * parameter. Every other statement uses plain `?` in order. An adapter accepts both forms.
+ */
 export interface SqlDialect {
   /**
-   * The placeholder for one bound parameter of an expression type. SQLite writes `?`;
-   * PostgreSQL adds a cast (`?::numeric`) so that an untyped parameter has a type even where
-   * nothing else gives it one (`? + ?`).
+   * A bound parameter of an expression type, given its placeholder. SQLite writes the
+   * placeholder; PostgreSQL adds a cast (`?3::numeric`) so that an untyped parameter has a type
+   * even where nothing else gives it one (`? + ?`).
    */
-  param(type: ExprType): string;
+  typed(type: ExprType, placeholder: string): string;
   /** `<column> IN <one parameter holding a list of ids>`, for the expansions of a page of rows. */
-  inIds(column: string): string;
+  inIds(column: string, placeholder: string): string;
   /** The value of that parameter. */
   idsParam(ids: readonly bigint[]): SqlValue;
   /** SQL for true and false as values of a Boolean expression. */
@@ -39,6 +44,8 @@ export interface SqlDialect {
   isDistinct(a: string, b: string): string;
   /** One ORDER BY item: nulls first when ascending and last when descending (as .NET orders). */
   orderItem(sql: string, descending: boolean): string;
+  /** LIMIT/OFFSET clause for optional placeholders ('' when both are absent). */
+  limitOffset(limit: string | undefined, offset: string | undefined): string;
   /** a <op> b for two operands of `type`, by the rules above. */
   arithmetic(op: ArithmeticOperator, type: NumericType, a: string, b: string): string;
   negate(type: NumericType, a: string): string;

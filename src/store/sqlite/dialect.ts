@@ -67,8 +67,8 @@ function call(name: FunctionName, a: readonly string[]): string {
 }
 
 export const sqliteDialect: SqlDialect = {
-  param: () => '?',
-  inIds: (column) => `${column} IN (SELECT value FROM json_each(?))`,
+  typed: (_type, placeholder) => placeholder,
+  inIds: (column, placeholder) => `${column} IN (SELECT value FROM json_each(${placeholder}))`,
   idsParam: (ids) => `[${ids.join(',')}]`,
   trueSql: '1',
   falseSql: '0',
@@ -76,6 +76,9 @@ export const sqliteDialect: SqlDialect = {
   isDistinct: (a, b) => `(${a} IS NOT ${b})`,
   // SQLite orders NULL below every value: first ascending, last descending, as .NET does.
   orderItem: (sql, descending) => (descending ? `${sql} DESC` : sql),
+  // SQLite needs a LIMIT before an OFFSET; -1 means none.
+  limitOffset: (limit, offset) =>
+    limit === undefined && offset === undefined ? '' : ` LIMIT ${limit ?? '-1'}${offset === undefined ? '' : ` OFFSET ${offset}`}`,
   arithmetic(op, type: NumericType, a, b) {
     if (type === 'Edm.Decimal') {
       // Millionths add, subtract and take remainders as integers; products and quotients rescale.

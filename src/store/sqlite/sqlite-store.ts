@@ -28,42 +28,66 @@ const STATEMENT_CACHE_SIZE = 500;
 /** Jobs per shared commit: bounds the latency one commit adds to the first job in it. */
 const MAX_JOBS_PER_COMMIT = 64;
 
+/**
+ * A statement prepared once, and how its parameters bind: in order (`?`), or by number (`?1`,
+ * see ../sql/params.ts), which better-sqlite3 binds by name, so the text is rewritten to `@p1`.
+ */
+interface Prepared {
+  readonly statement: Database.Statement;
+  readonly numbered: boolean;
+}
+
+const NUMBERED = /\?(\d+)/g;
+
+function bindings(prepared: Prepared, params: readonly SqlValue[]): unknown[] {
+  if (!prepared.numbered) return params as unknown[];
+  const named: Record<string, SqlValue> = {};
+  for (let i = 0; i < params.length; i++) named[`p${i + 1}`] = params[i]!;
+  return [named];
+}
+
 /** A prepared-statement cache over one connection, exposed as the async executor interface. */
 class ConnectionExecutor implements SqlExecutor {
   /**
    * Bounded: the statements of the model are few, but $filter and $orderby make new SQL texts,
    * and a cache that kept them all would grow with every distinct query a client sends.
    */
-  private readonly statements = new LRUCache<string, Database.Statement>({ max: STATEMENT_CACHE_SIZE });
+  private readonly statements = new LRUCache<string, Prepared>({ max: STATEMENT_CACHE_SIZE });
   constructor(readonly db: Database.Database) {}
 
-  prepare(sql: string): Database.Statement {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.db.prepare(sql);
+  private prepare(sql: string): Prepared {
+    let prepared = this.statements.get(sql);
+    if (!prepared) {
+      const numbered = NUMBERED.test(sql);
+      NUMBERED.lastIndex = 0;
+      const statement = this.db.prepare(numbered ? sql.replace(NUMBERED, '@p$1') : sql);
       if (statement.reader) statement.safeIntegers(true);
-      this.statements.set(sql, statement);
+      prepared = { statement, numbered };
+      this.statements.set(sql, prepared);
     }
-    return statement;
+    return prepared;
   }
 
   async all<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
-    return this.prepare(sql).all(...params) as Row[];
+    const p = this.prepare(sql);
+    return p.statement.all(...bindings(p, params)) as Row[];
   }
 
   async get<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row | undefined> {
-    return this.prepare(sql).get(...params) as Row | undefined;
+    const p = this.prepare(sql);
+    return p.statement.get(...bindings(p, params)) as Row | undefined;
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
-    const statement = this.prepare(sql);
+    const p = this.prepare(sql);
     // A statement that returns rows (INSERT … RETURNING) cannot use run(); step it instead.
-    if (statement.reader) return { changes: statement.all(...params).length };
-    return { changes: statement.run(...params).changes };
+    if (p.statement.reader) return { changes: p.statement.all(...bindings(p, params)).length };
+    return { changes: p.statement.run(...bindings(p, params)).changes };
   }
 
   async *iterate<Row>(sql: string, params: readonly SqlValue[] = []): AsyncIterable<Row> {
-    for (const row of this.prepare(sql).iterate(...params)) yield row as Row;
+    const p = this.prepare(sql);
+    for (const row of p.statement.iterate(...bindings(p, params))) yield row as Row;
   }
 }
 

@@ -1,0 +1,354 @@
+/**
+ * Executes read plans (../odata/plan.ts) inside one snapshot (Store.read): counts, and
+ * collections streamed page by page with their $expand trees filled in.
+ *
+ * A collection is one statement iterated row by row; every `pageSize` rows the page's
+ * expansions are read with one statement per navigation (the parents' ids passed as one list
+ * parameter), then the page is handed to the writer and forgotten. Memory therefore depends on
+ * the page size and the expansion fan-out, not on the size of the collection.
+ *
+ * Every statement is scoped by the account (also every join and subquery), and takes values
+ * only as bound parameters. Statements that do not depend on a request's expressions (the plain
+ * set, each expansion) have a fixed text, so the engine's prepared statement is reused.
+ */
+import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
+import type { EdmValue } from '../odata/edm';
+import type { EntityRecord } from '../odata/entity';
+import type { ExpandNode, LiteralExpr, OrderByItem } from '../odata/expr/ast';
+import type { ReadPlan, ReadSource } from '../odata/plan';
+import { badRequest } from '../odata/errors';
+import type { EntityStore } from './entities';
+import type { SqlDialect } from './sql/dialect';
+import { compileExpression, compileOrderBy, type ExpressionScope } from './sql/expression';
+import { SqlParams } from './sql/params';
+import type { SqlExecutor, Store } from './store';
+
+const q = (name: string) => `"${name}"`;
+
+/** An entity with room for its expansions (EntityRecord.expanded, filled while reading). */
+interface MutableRecord extends EntityRecord {
+  readonly expanded: Map<string, EntityRecord | null | readonly EntityRecord[]>;
+}
+
+/** A page of a collection, and where it ended (for a $skiptoken). */
+export interface Page {
+  readonly records: readonly EntityRecord[];
+}
+
+export interface StreamOptions {
+  /** Rows per page (and per expansion round). */
+  readonly pageSize: number;
+  /**
+   * Server-driven paging: deliver at most this many rows and report the position of the last
+   * one, so that a next link can continue after it.
+   */
+  readonly serverPageSize?: number;
+}
+
+/** What a streamed read learned at its end. */
+export interface StreamEnd {
+  /** The position after the last delivered row, when server paging cut the collection short. */
+  readonly continueAfter?: readonly LiteralExpr[];
+}
+
+/** How one statement is built: its text, its parameters, and the alias of the row. */
+class StatementBuilder implements ExpressionScope {
+  readonly params = new SqlParams();
+  readonly account: string;
+  private aliases = 0;
+
+  constructor(
+    readonly model: Model,
+    readonly dialect: SqlDialect,
+    readonly codec: Store['codec'],
+    accountId: number,
+    readonly alias = 't',
+  ) {
+    this.account = this.params.add(accountId);
+  }
+
+  readonly nextAlias = (): string => `s${++this.aliases}`;
+}
+
+const ORDER_COLUMN = (i: number) => `__o${i}`;
+const PARENT_COLUMN = '__parent';
+
+export class EntityReads {
+  /** Expansion statements by navigation: their text never changes. */
+  private readonly expansionSql = new Map<NavigationDef, string>();
+
+  constructor(
+    private readonly model: Model,
+    private readonly store: Store,
+    private readonly entities: EntityStore,
+  ) {}
+
+  private builder(accountId: number): StatementBuilder {
+    return new StatementBuilder(this.model, this.store.dialect, this.store.codec, accountId);
+  }
+
+  private decode(type: EntityTypeDef, row: Record<string, unknown>): MutableRecord {
+    return { ...this.entities.decode(type, row), expanded: new Map() };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The statement of a plan
+
+  /** FROM … WHERE … of a plan: the source, the filter and the position to continue after. */
+  private fromWhere(b: StatementBuilder, plan: ReadPlan, withAfter: boolean): string {
+    const table = q(plan.type.table);
+    let from = `${table} t`;
+    let where = `t.account_id = ${b.account}`;
+    const source = plan.source;
+    if (source.kind === 'key') where += ` AND t.id = ${b.params.add(source.id)}`;
+    else if (source.kind === 'navigation') {
+      const join = this.navigationJoin(source.navigation);
+      from += join.join;
+      where += ` AND ${join.sourceColumn} = ${b.params.add(source.sourceId)}`;
+    }
+    if (plan.filter) where += ` AND ${compileExpression(b, plan.filter)}`;
+    if (withAfter && plan.after) where += ` AND ${this.afterCondition(b, plan.orderBy, plan.after)}`;
+    return `FROM ${from} WHERE ${where}`;
+  }
+
+  /**
+   * The join that brings the targets of a to-many navigation next to the source's id: the
+   * target's foreign key itself, or a link table / relation entity. Returns the column that holds
+   * the source's id.
+   */
+  private navigationJoin(nav: NavigationDef): { join: string; sourceColumn: string } {
+    const r = nav.relation;
+    if (r.kind === 'reference') {
+      if (!nav.many) throw new Error(`to-one navigation ${nav.name} has no collection`);
+      const dependent = this.model.typeByName.get(r.dependent)!;
+      return { join: '', sourceColumn: `t.${q(columnOf(dependent, r.foreignKey))}` };
+    }
+    const [sourceColumn, targetColumn, table] = this.pairColumns(nav);
+    return { join: ` JOIN ${table} l ON l.account_id = t.account_id AND l.${targetColumn} = t.id`, sourceColumn: `l.${sourceColumn}` };
+  }
+
+  /** For a many-to-many navigation: [column of the source, column of the target, pair table]. */
+  private pairColumns(nav: NavigationDef): [string, string, string] {
+    const r = nav.relation;
+    if (r.kind === 'reference') throw new Error(`${nav.name} is not many-to-many`);
+    // The left navigation leads from a left entity to right ones; names tell self-relations apart.
+    const leftToRight = nav.name === r.leftNav;
+    if (r.kind === 'linkTable') {
+      return leftToRight ? [q(r.leftColumn), q(r.rightColumn), q(r.table)] : [q(r.rightColumn), q(r.leftColumn), q(r.table)];
+    }
+    const through = this.model.typeByName.get(r.through)!;
+    const left = q(columnOf(through, r.leftKey));
+    const right = q(columnOf(through, r.rightKey));
+    return leftToRight ? [left, right, q(through.table)] : [right, left, q(through.table)];
+  }
+
+  /**
+   * Rows after a position in the order (orderBy, then the key ascending), with nulls first
+   * ascending and last descending: for each key i, "equal on every earlier key and after on
+   * key i".
+   */
+  private afterCondition(b: StatementBuilder, orderBy: readonly OrderByItem[], after: readonly LiteralExpr[]): string {
+    const keys = [...orderBy.map((o) => ({ sql: compileExpression(b, o.expr), descending: o.descending })), { sql: 't.id', descending: false }];
+    if (after.length !== keys.length) throw badRequest(`The $skiptoken has ${after.length} values; this request orders by ${keys.length} keys.`);
+    const value = (i: number) => b.dialect.typed(after[i]!.type, b.params.add(this.encodeLiteral(after[i]!)));
+    const equal = (i: number) => (after[i]!.value === null ? `${keys[i]!.sql} IS NULL` : `${keys[i]!.sql} = ${value(i)}`);
+    const beyond = (i: number) => {
+      const k = keys[i]!;
+      if (after[i]!.value === null) return k.descending ? b.dialect.falseSql : `${k.sql} IS NOT NULL`;
+      return k.descending ? `(${k.sql} < ${value(i)} OR ${k.sql} IS NULL)` : `${k.sql} > ${value(i)}`;
+    };
+    const alternatives = keys.map((_, i) => [...keys.slice(0, i).map((__, j) => equal(j)), beyond(i)].join(' AND '));
+    return `(${alternatives.map((a) => `(${a})`).join(' OR ')})`;
+  }
+
+  private encodeLiteral(l: LiteralExpr): ReturnType<Store['codec']['encode']> {
+    if (l.value === null) return null;
+    return this.store.codec.encode(l.type === 'Edm.Guid' || l.type === 'Null' ? 'Edm.String' : l.type, l.value);
+  }
+
+  private columns(type: EntityTypeDef): string {
+    return type.properties.map((p) => `t.${q(p.column)}`).join(', ');
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Counts
+
+  /**
+   * The number of rows the plan selects. With `paged`, $skip and $top apply (`/$count`);
+   * without, the count ignores them ($inlinecount=allpages).
+   */
+  async count(tx: SqlExecutor, accountId: number, plan: ReadPlan, paged: boolean): Promise<bigint> {
+    const b = this.builder(accountId);
+    const fromWhere = this.fromWhere(b, plan, false);
+    let sql: string;
+    if (paged && (plan.top !== undefined || plan.skip !== undefined)) {
+      const limit = plan.top === undefined ? undefined : b.params.add(plan.top);
+      const offset = plan.skip === undefined ? undefined : b.params.add(plan.skip);
+      sql = `SELECT count(*) AS n FROM (SELECT 1 AS one ${fromWhere}${b.dialect.limitOffset(limit, offset)}) c`;
+    } else {
+      sql = `SELECT count(*) AS n ${fromWhere}`;
+    }
+    const row = await this.run(b, () => tx.get<{ n: bigint | number | string }>(sql, b.params.values));
+    return BigInt(row?.n ?? 0);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Streams
+
+  /**
+   * The plan's rows in pages, expansions filled. `end` is completed when the iteration is done.
+   * Errors of the client's expression (an overflow, say) surface before the first page.
+   */
+  async *stream(tx: SqlExecutor, accountId: number, plan: ReadPlan, options: StreamOptions, end: { result?: StreamEnd } = {}): AsyncIterable<Page> {
+    const b = this.builder(accountId);
+    const orderItems = compileOrderBy(b, plan.orderBy);
+    const paging = options.serverPageSize;
+    // Ordering values are selected only when a next link may need them.
+    const orderColumns = paging === undefined ? '' : plan.orderBy.map((o, i) => `, ${compileExpression(b, o.expr)} AS ${q(ORDER_COLUMN(i))}`).join('');
+    const fromWhere = this.fromWhere(b, plan, true);
+    const take = paging === undefined ? plan.top : Math.min(plan.top ?? Number.MAX_SAFE_INTEGER, paging + 1);
+    const limit = take === undefined ? undefined : b.params.add(take);
+    const offset = plan.skip === undefined || plan.after ? undefined : b.params.add(plan.skip);
+    const sql =
+      `SELECT ${this.columns(plan.type)}${orderColumns} ${fromWhere} ` +
+      `ORDER BY ${[...orderItems, 't.id'].join(', ')}${b.dialect.limitOffset(limit, offset)}`;
+
+    let page: MutableRecord[] = [];
+    let delivered = 0;
+    let lastRow: Record<string, unknown> | undefined;
+    const rows = tx.iterate<Record<string, unknown>>(sql, b.params.values)[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await this.run(b, () => rows.next());
+      if (next.done) break;
+      if (paging !== undefined && delivered === paging) {
+        // One row more than a page exists: the collection continues after the last delivered row.
+        end.result = { continueAfter: this.position(plan, lastRow!) };
+        await rows.return?.();
+        break;
+      }
+      page.push(this.decode(plan.type, next.value));
+      lastRow = next.value;
+      delivered++;
+      if (page.length >= options.pageSize) {
+        await this.expand(tx, accountId, page, plan.expand);
+        yield { records: page };
+        page = [];
+      }
+    }
+    if (page.length > 0) {
+      await this.expand(tx, accountId, page, plan.expand);
+      yield { records: page };
+    }
+    end.result ??= {};
+  }
+
+  /** The ordering position of a row, as typed literals (for a $skiptoken). */
+  private position(plan: ReadPlan, row: Record<string, unknown>): LiteralExpr[] {
+    const values: LiteralExpr[] = plan.orderBy.map((o, i) => {
+      const raw = row[ORDER_COLUMN(i)];
+      const type = o.expr.type;
+      if (raw === null || raw === undefined || type === 'Null') return { kind: 'literal', type, value: null };
+      const stored = type === 'Edm.Guid' ? 'Edm.String' : type;
+      return { kind: 'literal', type, value: this.store.codec.decode(stored, raw) } as LiteralExpr;
+    });
+    values.push({ kind: 'literal', type: 'Edm.Int64', value: this.store.codec.decode('Edm.Int64', row['id']) as bigint });
+    return values;
+  }
+
+  /** Runs a step of a statement, turning an error of the client's expression into a 400. */
+  private async run<T>(b: StatementBuilder, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      const message = b.dialect.expressionError(error);
+      if (message !== undefined) throw badRequest(message);
+      throw error;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Expansions
+
+  /** Fills the $expand tree into records of one type (a page, or one entity). */
+  async expand(tx: SqlExecutor, accountId: number, parents: readonly EntityRecord[], nodes: readonly ExpandNode[]): Promise<void> {
+    if (parents.length === 0) return;
+    for (const node of nodes) {
+      const children = await this.expandOne(tx, accountId, parents as readonly MutableRecord[], node);
+      if (node.children.length > 0) await this.expand(tx, accountId, children, node.children);
+    }
+  }
+
+  /** Attaches one navigation's targets to every parent; answers the distinct targets. */
+  private async expandOne(tx: SqlExecutor, accountId: number, parents: readonly MutableRecord[], node: ExpandNode): Promise<MutableRecord[]> {
+    const nav = node.navigation;
+    const target = this.model.typeByName.get(nav.target)!;
+    const r = nav.relation;
+    if (!nav.many) {
+      // To-one: the parents' foreign keys name the targets.
+      if (r.kind !== 'reference') throw new Error(`to-one navigation ${nav.name} is not a reference`);
+      const fk = r.foreignKey;
+      const ids = distinctIds(parents.map((p) => p.values[fk] ?? null));
+      const byId = new Map<bigint, MutableRecord>();
+      if (ids.length > 0) {
+        for (const row of await tx.all<Record<string, unknown>>(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
+          const rec = this.decode(target, row);
+          byId.set(rec.values.Id as bigint, rec);
+        }
+      }
+      for (const parent of parents) {
+        const id = parent.values[fk];
+        parent.expanded.set(node.name, typeof id === 'bigint' ? (byId.get(id) ?? null) : null);
+      }
+      return [...byId.values()];
+    }
+    // To-many: the targets carry their parent's id in an extra column, ordered by it.
+    const byParent = new Map<bigint, MutableRecord[]>();
+    const ids = parents.map((p) => p.values.Id as bigint);
+    const all: MutableRecord[] = [];
+    for (const row of await tx.all<Record<string, unknown>>(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
+      const parentId = this.store.codec.decode('Edm.Int64', row[PARENT_COLUMN]) as bigint;
+      const rec = this.decode(target, row);
+      let list = byParent.get(parentId);
+      if (!list) byParent.set(parentId, (list = []));
+      list.push(rec);
+      all.push(rec);
+    }
+    for (const parent of parents) parent.expanded.set(node.name, byParent.get(parent.values.Id as bigint) ?? []);
+    return all;
+  }
+
+  /** Params: ?1 account, ?2 the list of parent ids (to-many) or target ids (to-one). */
+  private expansionStatement(nav: NavigationDef): string {
+    let sql = this.expansionSql.get(nav);
+    if (sql === undefined) {
+      const target = this.model.typeByName.get(nav.target)!;
+      const columns = this.columns(target);
+      const d = this.store.dialect;
+      const r = nav.relation;
+      if (!nav.many) {
+        sql = `SELECT ${columns} FROM ${q(target.table)} t WHERE t.account_id = ?1 AND ${d.inIds('t.id', '?2')}`;
+      } else if (r.kind === 'reference') {
+        const fk = `t.${q(columnOf(target, r.foreignKey))}`;
+        sql = `SELECT ${columns}, ${fk} AS ${q(PARENT_COLUMN)} FROM ${q(target.table)} t WHERE t.account_id = ?1 AND ${d.inIds(fk, '?2')} ORDER BY ${fk}, t.id`;
+      } else {
+        const [source, targetColumn, table] = this.pairColumns(nav);
+        sql =
+          `SELECT ${columns}, l.${source} AS ${q(PARENT_COLUMN)} FROM ${q(target.table)} t ` +
+          `JOIN ${table} l ON l.account_id = t.account_id AND l.${targetColumn} = t.id ` +
+          `WHERE l.account_id = ?1 AND ${d.inIds(`l.${source}`, '?2')} ORDER BY l.${source}, t.id`;
+      }
+      this.expansionSql.set(nav, sql);
+    }
+    return sql;
+  }
+}
+
+function columnOf(type: EntityTypeDef, propertyName: string): string {
+  return type.properties.find((p) => p.name === propertyName)!.column;
+}
+
+function distinctIds(values: readonly EdmValue[]): bigint[] {
+  const ids = new Set<bigint>();
+  for (const v of values) if (typeof v === 'bigint') ids.add(v);
+  return [...ids];
+}
