@@ -4,26 +4,32 @@
  * product. A reference that names nothing in the account, or more than one product, is a 400:
  * a connector learns at once that its ids do not match, instead of finding unlinked orders later.
  */
+import type { EntityTypeDef } from '../model/types';
 import { badRequest } from '../odata/errors';
-import { fromJson } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import { findBy, typeOf, type Delivery } from './delivery';
-import type { Json } from './documents';
+import { readValues, type Json } from './documents';
 
 export interface CatalogueReference {
   readonly product?: EntityRecord;
   readonly variation?: EntityRecord;
 }
 
-async function resolveProduct(d: Delivery, ref: Json, path: string): Promise<EntityRecord> {
+/** The one key a reference names, read as its model type (an Int64 beyond the range is a 400 here). */
+function referenceKey(type: EntityTypeDef, ref: Json, path: string) {
+  return readValues(type, type.properties.filter((p) => Object.prototype.hasOwnProperty.call(ref, p.name)), ref, path);
+}
+
+async function resolveProduct(d: Delivery, json: Json, path: string): Promise<EntityRecord> {
   const products = typeOf(d, 'Product');
+  const ref = referenceKey(products, json, `${path}/Product`);
   if (ref.Id !== undefined) {
-    const id = fromJson('Edm.Int64', ref.Id) as bigint;
+    const id = ref.Id as bigint;
     const found = await d.entities.find(d.tx, d.accountId, products, id);
     if (!found) throw badRequest(`'${path}/Product' names the product Id ${id}, which this account does not have.`);
     return found;
   }
-  const matches = await findBy(d, products, 'ForeignId', ref.ForeignId as string);
+  const matches = await findBy(d, products, 'ForeignId', ref.ForeignId!);
   if (matches.length !== 1) {
     const problem = matches.length === 0 ? 'no product of this account has it' : `${matches.length} products of this account have it`;
     throw badRequest(`'${path}/Product' names the ForeignId '${String(ref.ForeignId)}', but ${problem}.`);
@@ -31,10 +37,11 @@ async function resolveProduct(d: Delivery, ref: Json, path: string): Promise<Ent
   return matches[0]!;
 }
 
-async function resolveVariation(d: Delivery, ref: Json, product: EntityRecord | undefined, path: string): Promise<EntityRecord> {
+async function resolveVariation(d: Delivery, json: Json, product: EntityRecord | undefined, path: string): Promise<EntityRecord> {
   const variations = typeOf(d, 'ProductVariation');
+  const ref = referenceKey(variations, json, `${path}/ProductVariation`);
   if (ref.Id !== undefined) {
-    const id = fromJson('Edm.Int64', ref.Id) as bigint;
+    const id = ref.Id as bigint;
     const found = await d.entities.find(d.tx, d.accountId, variations, id);
     if (!found) throw badRequest(`'${path}/ProductVariation' names the variation Id ${id}, which this account does not have.`);
     if (product && found.values.ProductId !== product.values.Id) {
