@@ -194,10 +194,9 @@ export class CatalogueOperations {
 
   private async setStrikeThroughPrice(call: OperationCall, productId: bigint, variationId: bigint | null, price: EdmValue): Promise<void> {
     const offers = this.type('DiscountOffer');
-    let existing: EntityRecord | undefined;
-    for await (const offer of this.entities.iterateWhere(call.tx, call.accountId, offers, offers.properties.find((p) => p.name === 'ProductId')!, productId)) {
-      if ((offer.values.ProductVariationId ?? null) === variationId && offer.values.Type === STRIKE_THROUGH_OFFER) existing = offer;
-    }
+    const existing = (await this.entities.findWhere(call.tx, call.accountId, offers, 'ProductId', productId)).find(
+      (offer) => (offer.values.ProductVariationId ?? null) === variationId && offer.values.Type === STRIKE_THROUGH_OFFER,
+    );
     if (existing) {
       await this.writes.update(call.tx, call.accountId, offers, existing.values.Id as bigint, { values: new Map([['Price', price]]), bindings: noBindings }, 'merge');
       return;

@@ -33,12 +33,8 @@ const ITEM_SHIPPING_STATUSES = new Set([0, 1]);
 const orderType = (scope: OrderScope) => scope.model.typeByName.get('SalesOrder')!;
 const itemType = (scope: OrderScope) => scope.model.typeByName.get('SalesOrderItem')!;
 
-async function itemsOf(scope: OrderScope, orderId: bigint): Promise<EntityRecord[]> {
-  const type = itemType(scope);
-  const items: EntityRecord[] = [];
-  const byOrder = type.properties.find((p) => p.name === 'SalesOrderId')!;
-  for await (const item of scope.entities.iterateWhere(scope.tx, scope.accountId, type, byOrder, orderId)) items.push(item);
-  return items;
+function itemsOf(scope: OrderScope, orderId: bigint): Promise<EntityRecord[]> {
+  return scope.entities.findWhere(scope.tx, scope.accountId, itemType(scope), 'SalesOrderId', orderId);
 }
 
 async function appendLine(scope: OrderScope, orderId: bigint, platformItemId: string, action: HistoryAction, value: number, at: number): Promise<void> {

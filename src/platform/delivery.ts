@@ -35,10 +35,8 @@ export function typeOf(d: Delivery, name: string): EntityTypeDef {
 }
 
 /** Rows of a type whose property equals a value, by id. */
-export async function findBy(d: Delivery, type: EntityTypeDef, property: string, value: EdmValue): Promise<EntityRecord[]> {
-  const found: EntityRecord[] = [];
-  for await (const r of d.entities.iterateWhere(d.tx, d.accountId, type, type.properties.find((p) => p.name === property)!, value)) found.push(r);
-  return found;
+export function findBy(d: Delivery, type: EntityTypeDef, property: string, value: EdmValue): Promise<EntityRecord[]> {
+  return d.entities.findWhere(d.tx, d.accountId, type, property, value);
 }
 
 /** Inserts a row: the given values, the model's defaults for the rest, dates at the delivery's time. */

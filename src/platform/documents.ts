@@ -94,7 +94,8 @@ export function platformProperties(type: EntityTypeDef): PropertyDef[] {
   return type.properties.filter((p) => p.access === 'readOnly' && !maintained.includes(p.name));
 }
 
-const pick = (type: EntityTypeDef, names: readonly string[]) => names.map((n) => type.properties.find((p) => p.name === n)!);
+/** The properties of a type with these names, in this order. */
+export const propertiesNamed = (type: EntityTypeDef, names: readonly string[]) => names.map((n) => type.properties.find((p) => p.name === n)!);
 
 function objectSchema(type: EntityTypeDef, props: readonly PropertyDef[], required: readonly string[], extra: Readonly<Record<string, Schema>> = {}): Schema {
   return {
@@ -107,7 +108,7 @@ function objectSchema(type: EntityTypeDef, props: readonly PropertyDef[], requir
 
 /** A reference to exactly one catalogue entity by one of `keys`. */
 function referenceSchema(type: EntityTypeDef, keys: readonly string[]): Schema {
-  const props = pick(type, keys).map((p) => ({ ...p, nullable: false }));
+  const props = propertiesNamed(type, keys).map((p) => ({ ...p, nullable: false }));
   return { ...objectSchema(type, props, []), minProperties: 1, maxProperties: 1 };
 }
 
@@ -127,7 +128,7 @@ export function documentSchemas(model: Model): Record<DocumentKind, Schema> {
   const variation = referenceSchema(t('ProductVariation'), ['Id', 'Sku']);
   const references = { Product: product, ProductVariation: variation };
   const addressSchema = objectSchema(address, platformProperties(address), []);
-  const itemKey = objectSchema(item, pick(item, ['PlatformItemId', 'TransactionId']), ['PlatformItemId']);
+  const itemKey = objectSchema(item, propertiesNamed(item, ['PlatformItemId', 'TransactionId']), ['PlatformItemId']);
   return {
     listing: objectSchema(listing, platformProperties(listing), ['kind', 'PlatformItemId'], {
       ...kindMember('listing'),
@@ -141,13 +142,13 @@ export function documentSchemas(model: Model): Record<DocumentKind, Schema> {
       ShippingAddress: addressSchema,
       SalesOrderItems: list(objectSchema(item, platformProperties(item), ['PlatformItemId'], references), 1),
     }),
-    payment: objectSchema(order, pick(order, ['PlatformOrderId', 'PaymentTransactionId', 'MonetaryPaymentStatus']), ['kind', 'PlatformOrderId', 'Paid'], {
+    payment: objectSchema(order, propertiesNamed(order, ['PlatformOrderId', 'PaymentTransactionId', 'MonetaryPaymentStatus']), ['kind', 'PlatformOrderId', 'Paid'], {
       ...kindMember('payment'),
       Paid: { type: 'boolean' },
     }),
-    shipment: objectSchema(order, pick(order, ['PlatformOrderId']), ['kind', 'PlatformOrderId', 'ShippingStatus'], {
+    shipment: objectSchema(order, propertiesNamed(order, ['PlatformOrderId']), ['kind', 'PlatformOrderId', 'ShippingStatus'], {
       ...kindMember('shipment'),
-      ...Object.fromEntries(pick(item, ['ShippingStatus', 'CarrierUsed', 'TrackingNumbers']).map((p) => [p.name, propertySchema(item, p)])),
+      ...Object.fromEntries(propertiesNamed(item, ['ShippingStatus', 'CarrierUsed', 'TrackingNumbers']).map((p) => [p.name, propertySchema(item, p)])),
       SalesOrderItems: list(itemKey, 1),
     }),
   };

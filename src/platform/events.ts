@@ -9,7 +9,7 @@ import { badRequest } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import { findBy, typeOf, updateChanged, type Delivery, type DeliveryOutcome } from './delivery';
-import { readValues, type Json } from './documents';
+import { propertiesNamed, readValues, type Json } from './documents';
 
 /** PaymentStatus as payment events leave it: the platform's own record of payment. */
 export const PAYMENT_STATUS = { paid: 'Paid', withdrawn: 'Withdrawn' } as const;
@@ -36,7 +36,7 @@ export async function deliverPayment(d: Delivery, body: Json): Promise<DeliveryO
   const orders = order.type;
   const paid = body.Paid === true;
   const wasPaid = order.values.PaymentStatus === PAYMENT_STATUS.paid;
-  const values: Record<string, EdmValue> = readValues(orders, orders.properties.filter((p) => p.name === 'PaymentTransactionId' || p.name === 'MonetaryPaymentStatus'), body, '');
+  const values: Record<string, EdmValue> = readValues(orders, propertiesNamed(orders, ['PaymentTransactionId', 'MonetaryPaymentStatus']), body, '');
   if (paid) values.PaymentStatus = PAYMENT_STATUS.paid;
   else if (wasPaid) values.PaymentStatus = PAYMENT_STATUS.withdrawn;
   const changed = await updateChanged(d, order, values);
@@ -67,7 +67,7 @@ async function targetItems(d: Delivery, order: EntityRecord, body: Json): Promis
 export async function deliverShipment(d: Delivery, body: Json): Promise<DeliveryOutcome> {
   const order = await orderOf(d, body);
   const itemType = typeOf(d, 'SalesOrderItem');
-  const sent = readValues(itemType, itemType.properties.filter((p) => ['ShippingStatus', 'CarrierUsed', 'TrackingNumbers'].includes(p.name)), body, '');
+  const sent = readValues(itemType, propertiesNamed(itemType, ['ShippingStatus', 'CarrierUsed', 'TrackingNumbers']), body, '');
   let changed = false;
   for (const item of await targetItems(d, order, body)) {
     const differing = new Map(Object.entries(sent).filter(([name, value]) => (item.values[name] ?? null) !== value));

@@ -97,6 +97,13 @@ export class EntityStore {
     for await (const row of exec.iterate<Record<string, unknown>>(sql, [accountId, this.encode(property, value)])) yield this.decode(type, row);
   }
 
+  /** Every row whose property `name` equals `value`, by id (a small set: an order's items, a product's offers). */
+  async findWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
+    const rows: EntityRecord[] = [];
+    for await (const r of this.iterateWhere(exec, accountId, type, type.properties.find((p) => p.name === name)!, value)) rows.push(r);
+    return rows;
+  }
+
   /** Counts rows whose properties equal the given values (rule checks: uniqueness, limits). */
   async countWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
     const names = Object.keys(equal);

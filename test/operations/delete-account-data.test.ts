@@ -9,7 +9,7 @@ import { model } from '../../src/model/catalogue-model';
 import { asSeller, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { SPEC_ENTITY_SETS } from '../support/spec';
 import { deliver, orderDocument, orderItem, paymentEvent, shipmentEvent, startWithPlatform } from '../platform/platform-client';
-import { callOperation, getCollection, operationValue, type Format } from './operation-client';
+import { callOperation, getCollection, operationValue, type Format, createEntity } from './operation-client';
 
 const PRODUCT_SETS = [
   'Products', 'ProductImages', 'ProductRelations', 'ProductSpecifics', 'ProductVariations', 'ProductVariationSpecifics',
@@ -37,11 +37,7 @@ before(async () => {
 });
 after(() => live.close());
 
-async function create(s: Seller, set: string, body: Record<string, unknown>): Promise<string> {
-  const res = await asSeller(s, `${live.root}/${set}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
-  assert.equal(res.status, 201, `${set}: ${res.body}`);
-  return String((JSON.parse(res.body) as { d: { Id: string } }).d.Id);
-}
+const create = (s: Seller, set: string, body: Record<string, unknown>) => createEntity(live, s, set, body);
 
 async function link(s: Seller, path: string, uri: string): Promise<void> {
   const res = await asSeller(s, `${live.root}/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ uri: `${live.root}/${uri}` }) });

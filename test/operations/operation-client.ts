@@ -82,6 +82,13 @@ export function jsonDate(value: unknown): number | null {
   return Number(m[1]);
 }
 
+/** POSTs an entity that must be created; its Id. */
+export async function createEntity(live: LiveService, seller: Seller, set: string, body: Record<string, unknown>): Promise<string> {
+  const res = await asSeller(seller, `${live.root}/${set}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
+  assert.equal(res.status, 201, `${set}: ${res.body}`);
+  return String((JSON.parse(res.body) as { d: { Id: string } }).d.Id);
+}
+
 /** MERGE of some properties as a connector sends it. */
 export function merge(live: LiveService, seller: Seller, set: string, id: string, body: Record<string, unknown>): Promise<HttpResponse> {
   return asSeller(seller, `${live.root}/${set}(${id}L)`, {

@@ -12,7 +12,7 @@ import { model } from '../../src/model/catalogue-model';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { deliver, orderDocument, startWithPlatform } from '../platform/platform-client';
-import { callOperation, getCollection, getEntity, odataError, operationValue, type Format } from './operation-client';
+import { callOperation, getCollection, getEntity, odataError, operationValue, type Format, createEntity } from './operation-client';
 
 /** An id no entity ever had. */
 const MISSING = '870000000123';
@@ -34,11 +34,7 @@ interface Ids {
 let aIds: Ids;
 let bIds: Ids;
 
-async function create(s: Seller, set: string, body: Record<string, unknown>): Promise<string> {
-  const res = await asSeller(s, `${live.root}/${set}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
-  assert.equal(res.status, 201, `${set}: ${res.body}`);
-  return String((JSON.parse(res.body) as { d: { Id: string } }).d.Id);
-}
+const create = (s: Seller, set: string, body: Record<string, unknown>) => createEntity(live, s, set, body);
 
 async function fixtures(s: Seller, tag: string): Promise<Ids> {
   const product = await create(s, 'Products', { Title: `${tag} shoe`, Price: '59.9', StockAmount: 5, ForeignId: `${tag}-SHOE` });

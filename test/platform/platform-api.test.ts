@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/clock';
 import { ConfigError, loadConfig } from '../../src/config';
 import { request } from '../support/http-client';
 import { asSeller, login, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
-import { getCollection, getEntity, jsonDate } from '../operations/operation-client';
+import { getCollection, getEntity, jsonDate, createEntity } from '../operations/operation-client';
 import {
   deliver,
   documentsUrl,
@@ -31,11 +31,7 @@ let live: LiveService;
 let seller: Seller;
 let other: Seller;
 
-async function create(s: Seller, set: string, body: Json): Promise<string> {
-  const res = await asSeller(s, `${live.root}/${set}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
-  assert.equal(res.status, 201, `${set}: ${res.body}`);
-  return String((JSON.parse(res.body) as { d: { Id: string } }).d.Id);
-}
+const create = (s: Seller, set: string, body: Json) => createEntity(live, s, set, body);
 
 /** Moves the clock and logs both sellers in again (their sessions follow the same clock). */
 async function advance(ms: number): Promise<void> {
