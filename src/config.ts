@@ -33,9 +33,14 @@ export interface Config {
   readonly publicUrl: string | undefined;
   /** Mark the session cookie Secure (the service is reached over TLS). */
   readonly secureCookies: boolean;
+  /** The marketplace connector's credential for /platform/v1; the platform API is off without it. */
+  readonly platformToken: string | undefined;
   readonly limits: Limits;
   readonly query: QueryConfig;
 }
+
+/** A platform credential must be long enough that it cannot be guessed. */
+export const PLATFORM_TOKEN_MIN_LENGTH = 32;
 
 export class ConfigError extends Error {}
 
@@ -63,6 +68,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/i.test(publicUrl)) {
     throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL, not '${publicUrl}'`);
   }
+  const platformToken = env.PLATFORM_TOKEN || undefined;
+  if (platformToken !== undefined && (platformToken.length < PLATFORM_TOKEN_MIN_LENGTH || !/^[\x21-\x7e]+$/.test(platformToken))) {
+    throw new ConfigError(`PLATFORM_TOKEN must be at least ${PLATFORM_TOKEN_MIN_LENGTH} printable characters without spaces`);
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -71,6 +80,7 @@ export function loadConfig(env: Env = process.env): Config {
     demoAccount: flag(env, 'DEMO_ACCOUNT', true),
     publicUrl,
     secureCookies: flag(env, 'SECURE_COOKIES', publicUrl?.startsWith('https:') ?? false),
+    platformToken,
     limits: {
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),

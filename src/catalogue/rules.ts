@@ -10,6 +10,7 @@ import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
+import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
 
 export const LIMITS = {
   specificValues: 20,
@@ -232,6 +233,16 @@ const followUps: Readonly<Record<string, Rule>> = {
     if (!ctx.stored || !changes(ctx, 'ProductId')) return;
     const offers = q(ctx.model.typeByName.get('DiscountOffer')!.table);
     await ctx.tx.run(`UPDATE ${offers} SET product_id = ? WHERE account_id = ? AND product_variation_id = ?`, [ctx.row.ProductId as bigint, ctx.accountId, id(ctx)]);
+  },
+
+  // Order history, flags and the order's dates (entity-model.md "Order history"), at the write's
+  // own time: the ModificationDate that applyPayload stamped on the row.
+  async SalesOrder(ctx) {
+    if (ctx.stored) await recordSellerOrderUpdate(ctx, ctx.stored.values, ctx.row, ctx.row.ModificationDate as number);
+  },
+
+  async SalesOrderItem(ctx) {
+    if (ctx.stored) await recordSellerItemUpdate(ctx, ctx.stored.values, ctx.row, ctx.row.ModificationDate as number);
   },
 };
 

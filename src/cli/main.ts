@@ -1,5 +1,6 @@
 /**
- * The `catalogue` command: serve, migrate, account create, token create, token revoke.
+ * The `catalogue` command: serve, migrate, account create, token create, token revoke, platform
+ * import, demo.
  * Argument parsing is node:util's parseArgs; every command reads the same configuration as
  * the server (DATABASE_URL and friends).
  */
@@ -9,6 +10,9 @@ import { ConfigurationError, openStore } from '../store/open';
 import { systemClock } from '../clock';
 import { AccountExistsError, InvalidAccountInputError, UnknownAccountError, createAccount, createToken, revokeToken } from '../auth/accounts';
 import { serve } from './serve';
+import { fillDemoAccount, importPlatformFile } from './platform-commands';
+import { DocumentFileError } from '../platform/document-file';
+import { DemoDataExistsError } from '../platform/demo';
 
 const USAGE = `Usage: catalogue <command>
 
@@ -18,26 +22,30 @@ Commands:
   account create --user NAME --password PW      create a seller account; prints {"accountId","userName","subscriptionToken"}
   token create --user NAME                      issue another SubscriptionToken for an account
   token revoke --token TOKEN                    revoke a SubscriptionToken
+  platform import FILE --user NAME              deliver the platform documents in FILE (JSON, JSON array or NDJSON) to an account
+  demo --user NAME                              fill an account with demonstration products, listings and orders
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, …): see the README.`;
 
 class UsageError extends Error {}
 
-function options(args: string[], names: readonly string[]): Record<string, string> {
+/** The named options (each required) and `positionalCount` positional arguments. */
+function options(args: string[], names: readonly string[], positionalCount = 0): [Record<string, string>, string[]] {
   const { values, positionals } = parseArgs({
     args,
     options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
     strict: true,
     allowPositionals: true,
   });
-  if (positionals.length) throw new UsageError(`Unexpected argument '${positionals[0]}'.`);
+  if (positionals.length > positionalCount) throw new UsageError(`Unexpected argument '${positionals[positionalCount]}'.`);
+  if (positionals.length < positionalCount) throw new UsageError('A FILE argument is required.');
   const result: Record<string, string> = {};
   for (const n of names) {
     const v = values[n];
     if (typeof v !== 'string' || v === '') throw new UsageError(`--${n} is required.`);
     result[n] = v;
   }
-  return result;
+  return [result, positionals];
 }
 
 /** Runs a command that needs the migrated store, then closes it. */
@@ -53,8 +61,9 @@ async function withStore<T>(fn: (store: ReturnType<typeof openStore>) => Promise
 
 async function run(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
-  const key = command === 'account' || command === 'token' ? `${command} ${sub ?? ''}` : command;
-  const args = command === 'account' || command === 'token' ? rest : argv.slice(1);
+  const grouped = command === 'account' || command === 'token' || command === 'platform';
+  const key = grouped ? `${command} ${sub ?? ''}` : command;
+  const args = grouped ? rest : argv.slice(1);
   switch (key) {
     case 'serve':
       options(args, []);
@@ -71,21 +80,31 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     case 'account create': {
-      const o = options(args, ['user', 'password']);
+      const [o] = options(args, ['user', 'password']);
       const created = await withStore((store) => createAccount(store, systemClock, { userName: o.user!, password: o.password! }));
       process.stdout.write(JSON.stringify(created) + '\n');
       return;
     }
     case 'token create': {
-      const o = options(args, ['user']);
+      const [o] = options(args, ['user']);
       process.stdout.write((await withStore((store) => createToken(store, systemClock, o.user!))) + '\n');
       return;
     }
     case 'token revoke': {
-      const o = options(args, ['token']);
+      const [o] = options(args, ['token']);
       const revoked = await withStore((store) => revokeToken(store, systemClock, o.token!));
       if (!revoked) throw new UsageError('No live token matches; nothing was revoked.');
       process.stdout.write('revoked\n');
+      return;
+    }
+    case 'platform import': {
+      const [o, [file]] = options(args, ['user'], 1);
+      for (const outcome of await withStore((store) => importPlatformFile(store, file!, o.user!))) process.stdout.write(JSON.stringify(outcome) + '\n');
+      return;
+    }
+    case 'demo': {
+      const [o] = options(args, ['user']);
+      process.stdout.write(JSON.stringify(await withStore((store) => fillDemoAccount(store, o.user!))) + '\n');
       return;
     }
     case undefined:
@@ -99,7 +118,7 @@ async function run(argv: string[]): Promise<void> {
 }
 
 /** Errors the user can act on are printed plainly; anything else is a fault with its stack. */
-const userErrors = [UsageError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError];
+const userErrors = [UsageError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError];
 
 export function main(argv: string[]): void {
   run(argv).catch((error: unknown) => {

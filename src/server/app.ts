@@ -13,13 +13,16 @@ import { renderMetadata } from '../odata/metadata';
 import { openStore } from '../store/open';
 import type { Store } from '../store/store';
 import { SessionService } from '../auth/sessions';
-import { EntityStore } from '../store/entities';
+import type { EntityStore } from '../store/entities';
 import { EntityReads } from '../store/reads';
-import { CatalogueWrites } from '../catalogue/writes';
-import { resolveEntityUri } from '../odata/uri/entity-uri';
+import type { CatalogueWrites } from '../catalogue/writes';
+import type { CatalogueOperations } from '../catalogue/operations';
+import { createCatalogueServices } from '../catalogue/services';
 import { authEndpointsHandler } from '../auth/endpoints';
-import { createHttpServer } from './http';
+import { createHttpServer, type Route } from './http';
 import { publicApiHandler } from './publicapi';
+import { PLATFORM_PATH, platformApiHandler } from './platform-api';
+import { PlatformIntake } from '../platform/intake';
 import { SERVICE_PATH } from './service-root';
 
 const PRUNE_INTERVAL_MS = 10 * 60_000;
@@ -32,6 +35,7 @@ export interface App {
   readonly entities: EntityStore;
   readonly reads: EntityReads;
   readonly writes: CatalogueWrites;
+  readonly operations: CatalogueOperations;
   readonly clock: Clock;
   readonly log: Logger;
   /** Generated once: the model does not change while the service runs. */
@@ -68,24 +72,24 @@ export async function startService(config: Config, options: StartOptions = {}): 
     throw error;
   }
   const sessions = new SessionService(store, clock);
-  const entities = new EntityStore(model, store);
-  const reads = new EntityReads(model, store, entities);
-  const writes = new CatalogueWrites(model, store, entities, clock, (uri, expected) => resolveEntityUri(model, uri, expected));
+  const catalogue = createCatalogueServices(store, clock);
+  const reads = new EntityReads(model, store, catalogue.entities);
   let address = `${config.host}:${config.port}`;
   const app: App = {
     config,
     model,
     store,
     sessions,
-    entities,
+    entities: catalogue.entities,
     reads,
-    writes,
+    writes: catalogue.writes,
+    operations: catalogue.operations,
     clock,
     log,
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };
-  const routes = [
+  const routes: Route[] = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
     {
       prefix: '/authentication_json_appservice.axd',
@@ -97,6 +101,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       }),
     },
   ];
+  // The platform API exists only with its credential configured: without it nothing answers there.
+  if (config.platformToken !== undefined) {
+    routes.push({ prefix: PLATFORM_PATH, handler: platformApiHandler(app, new PlatformIntake(catalogue), config.platformToken) });
+  }
   const server = createHttpServer(routes, config.limits, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

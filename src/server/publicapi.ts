@@ -10,6 +10,7 @@ import { MEDIA, negotiate, readVersionHeaders } from '../odata/negotiate';
 import { allowOnly, parseQueryOptions, type QueryOptions } from '../odata/uri/query-options';
 import { parseResourcePath } from '../odata/uri/resource-path';
 import { handleResource } from './resources';
+import { handleOperation } from './operations';
 import { HttpResponder } from './responder';
 import { readBody } from './body';
 import type { ODataRequest } from './odata-request';
@@ -83,7 +84,8 @@ export function publicApiHandler(app: App): Handler {
       case 'metadata':
         requireRead(method);
         return metadata(app, ctx, options);
-      case 'resource': {
+      case 'resource':
+      case 'operation': {
         const request: ODataRequest = {
           app,
           accountId,
@@ -95,11 +97,10 @@ export function publicApiHandler(app: App): Handler {
           body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
           responder: new HttpResponder(ctx.res),
         };
-        return handleResource(request, path);
+        return path.kind === 'operation' ? handleOperation(request, path.operation) : handleResource(request, path);
       }
       case 'batch':
-      case 'operation':
-        throw new ODataError(501, `'${path.kind === 'batch' ? '$batch' : path.operation.name}' is part of the service, but this build does not serve it yet.`);
+        throw new ODataError(501, `'$batch' is part of the service, but this build does not serve it yet.`);
     }
   };
 }

@@ -97,6 +97,13 @@ export class EntityStore {
     for await (const row of exec.iterate<Record<string, unknown>>(sql, [accountId, this.encode(property, value)])) yield this.decode(type, row);
   }
 
+  /** Every row whose property `name` equals `value`, by id (a small set: an order's items, a product's offers). */
+  async findWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
+    const rows: EntityRecord[] = [];
+    for await (const r of this.iterateWhere(exec, accountId, type, type.properties.find((p) => p.name === name)!, value)) rows.push(r);
+    return rows;
+  }
+
   /** Counts rows whose properties equal the given values (rule checks: uniqueness, limits). */
   async countWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
     const names = Object.keys(equal);
@@ -136,6 +143,12 @@ export class EntityStore {
   async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {
     await this.clearPointers(tx, accountId, type, 'id = ?', [id], new Set());
     return (await tx.run(typeSql(type).deleteById, [accountId, id])).changes > 0;
+  }
+
+  /** Deletes every entity of a type in one account, exactly as delete() does one (DeleteAccountData). */
+  async deleteAll(tx: SqlExecutor, accountId: number, type: EntityTypeDef): Promise<number> {
+    await this.clearPointers(tx, accountId, type, '1 = 1', [], new Set());
+    return (await tx.run(`DELETE FROM ${typeSql(type).table} WHERE account_id = ?`, [accountId])).changes;
   }
 
   /** Clears 'setNull' references to the rows of `type` selected by `where`, and to their cascaded children. */

@@ -1,0 +1,223 @@
+/**
+ * The effects of the seven service operations (operations-and-protocol.md, "Service operations"),
+ * each inside the caller's transaction: a snapshot for the two readers, one write transaction for
+ * the others. Entities an operation names are looked up in the caller's account only, so another
+ * account's id is answered exactly like a missing one (404). Changes of catalogue data go through
+ * the same writes and rules as the entity sets.
+ */
+import type { Clock } from '../clock';
+import type { EntityTypeDef, LinkTableRelation, Model } from '../model/types';
+import { badRequest, notFound } from '../odata/errors';
+import type { EdmValue } from '../odata/edm';
+import type { EntityRecord } from '../odata/entity';
+import type { OperationArguments } from '../odata/uri/operation-parameters';
+import type { EntityStore } from '../store/entities';
+import type { SqlExecutor } from '../store/store';
+import { orderHistoryText } from './order-history';
+import type { CatalogueWrites } from './writes';
+
+interface OperationCall {
+  readonly tx: SqlExecutor;
+  readonly accountId: number;
+  readonly args: OperationArguments;
+}
+
+type Implementation = (call: OperationCall) => Promise<EdmValue>;
+
+/** SetProductProfile / SetCatalogProfile: the profile property each `type` sets. */
+const PROFILE_PROPERTY: Readonly<Record<number, string>> = { 1: 'PaymentProfileId', 2: 'ReturnProfileId', 3: 'ShippingProfileId' };
+
+/** DeleteAccountData: what each bit of `type` empties; owned rows follow by cascade. */
+const DELETED_BY_BIT: readonly (readonly [number, readonly string[]])[] = [
+  [2, ['Product']],
+  [4, ['Catalog']],
+  [8, ['SalesOrder', 'Buyer']],
+];
+/**
+ * Type 0 empties everything, Listings included. Sets are emptied in this order: orders before
+ * the buyers and addresses they restrict, orders and listings before the products whose
+ * pointers they would otherwise need cleared.
+ */
+const EVERYTHING = ['SalesOrder', 'Buyer', 'Listing', 'Product', 'Catalog'];
+const DELETE_TYPES = new Set([0, 2, 4, 6, 8, 10, 12]);
+
+/** The Type of the strike-through ("was") price that ReviseInventoryStatus maintains. */
+const STRIKE_THROUGH_OFFER = 1;
+
+const noBindings = new Map<string, readonly string[]>();
+
+export class CatalogueOperations {
+  private readonly implementations: Readonly<Record<string, Implementation>>;
+
+  constructor(
+    private readonly model: Model,
+    private readonly entities: EntityStore,
+    private readonly writes: CatalogueWrites,
+    private readonly clock: Clock,
+  ) {
+    this.implementations = {
+      GetSalesOrderHistory: (c) => this.getSalesOrderHistory(c),
+      ProductIsListed: (c) => this.productIsListed(c),
+      SetEbayCategory: (c) => this.setEbayCategory(c),
+      SetProductProfile: (c) => this.setProductProfile(c),
+      SetCatalogProfile: (c) => this.setCatalogProfile(c),
+      ReviseInventoryStatus: (c) => this.reviseInventoryStatus(c),
+      DeleteAccountData: (c) => this.deleteAccountData(c),
+    };
+    // The model declares the operations; one without an implementation must not start.
+    const missing = model.operations.filter((o) => !this.implementations[o.name]).map((o) => o.name);
+    if (missing.length) throw new Error(`service operations without an implementation: ${missing.join(', ')}`);
+  }
+
+  /** Runs one operation with its typed arguments inside `tx`; its result value. */
+  run(operation: string, tx: SqlExecutor, accountId: number, args: OperationArguments): Promise<EdmValue> {
+    return this.implementations[operation]!({ tx, accountId, args });
+  }
+
+  private type(name: string): EntityTypeDef {
+    return this.model.typeByName.get(name)!;
+  }
+
+  /** The entity of the caller's account, or the 404 a missing one gets. */
+  private async mustFind(call: OperationCall, typeName: string, id: bigint): Promise<EntityRecord> {
+    const type = this.type(typeName);
+    const record = await this.entities.find(call.tx, call.accountId, type, id);
+    if (!record) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+    return record;
+  }
+
+  private column(typeName: string, property: string): string {
+    return `"${this.type(typeName).properties.find((p) => p.name === property)!.column}"`;
+  }
+
+  private table(typeName: string): string {
+    return `"${this.type(typeName).table}"`;
+  }
+
+  private async getSalesOrderHistory(call: OperationCall): Promise<EdmValue> {
+    const order = await this.mustFind(call, 'SalesOrder', call.args.get('salesOrderId') as bigint);
+    return orderHistoryText(call.tx, this.entities, call.accountId, order.values.Id as bigint);
+  }
+
+  /** True when an active listing (Status 1) is of the product, or lists it as one of its items. */
+  private async productIsListed(call: OperationCall): Promise<EdmValue> {
+    const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
+    const [listings, items] = [this.table('Listing'), this.table('ListingItem')];
+    const [status, listedProduct] = [this.column('Listing', 'Status'), this.column('Listing', 'ProductId')];
+    const [itemListing, itemProduct] = [this.column('ListingItem', 'ListingId'), this.column('ListingItem', 'ProductId')];
+    const found = await call.tx.get(
+      `SELECT 1 AS found FROM ${listings} l WHERE l.account_id = ? AND l.${status} = 1 AND (l.${listedProduct} = ? OR EXISTS ` +
+        `(SELECT 1 FROM ${items} i WHERE i.account_id = l.account_id AND i.${itemListing} = l.id AND i.${itemProduct} = ?)) LIMIT 1`,
+      [call.accountId, product.values.Id as bigint, product.values.Id as bigint],
+    );
+    return found !== undefined;
+  }
+
+  /** Only for a product whose DisableAutomatch is true; otherwise the matching process decides. */
+  private async setEbayCategory(call: OperationCall): Promise<EdmValue> {
+    const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
+    if (product.values.DisableAutomatch !== true) return false;
+    await this.entities.update(call.tx, call.accountId, product.type, product.values.Id as bigint, {
+      EbayCategoryId1: call.args.get('categoryId1')!,
+      EbayCategoryId2: call.args.get('categoryId2') ?? null,
+      AutoMatched: call.args.get('autoMatched') ?? null,
+      ModificationDate: this.clock.now(),
+    });
+    return true;
+  }
+
+  private profileProperty(call: OperationCall): string {
+    const type = call.args.get('type') as number;
+    const property = PROFILE_PROPERTY[type];
+    if (!property) throw badRequest(`The parameter 'type' must be 1 (payment), 2 (return) or 3 (shipping) profile; ${type} is none of them.`);
+    return property;
+  }
+
+  private async setProductProfile(call: OperationCall): Promise<EdmValue> {
+    const property = this.profileProperty(call);
+    const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
+    await this.entities.update(call.tx, call.accountId, product.type, product.values.Id as bigint, {
+      [property]: call.args.get('profileId') ?? null,
+      ModificationDate: this.clock.now(),
+    });
+    return true;
+  }
+
+  /** Sets the catalog's profile and the same profile on every product linked to the catalog. */
+  private async setCatalogProfile(call: OperationCall): Promise<EdmValue> {
+    const property = this.profileProperty(call);
+    const catalog = await this.mustFind(call, 'Catalog', call.args.get('catalogId') as bigint);
+    const catalogId = catalog.values.Id as bigint;
+    const profileId = call.args.get('profileId') ?? null;
+    const now = this.clock.now();
+    await this.entities.update(call.tx, call.accountId, catalog.type, catalogId, { [property]: profileId, ModificationDate: now });
+    const links = catalog.type.navigations.find((n) => n.name === 'Products')!.relation as LinkTableRelation;
+    const codec = this.entities.store.codec;
+    await call.tx.run(
+      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ? ` +
+        `WHERE account_id = ? AND id IN (SELECT "${links.leftColumn}" FROM "${links.table}" WHERE account_id = ? AND "${links.rightColumn}" = ?)`,
+      [codec.encode('Edm.Int64', profileId), codec.encode('Edm.DateTime', now), call.accountId, call.accountId, catalogId],
+    );
+    return true;
+  }
+
+  /**
+   * Stock and price of the product, or of its variation when one is named, through the same
+   * update as a MERGE (so the same limits hold); discountOfferPrice creates or updates the
+   * strike-through DiscountOffer at the same level.
+   */
+  private async reviseInventoryStatus(call: OperationCall): Promise<EdmValue> {
+    const { args } = call;
+    const changes = new Map<string, EdmValue>();
+    if (args.has('stockAmount')) changes.set('StockAmount', args.get('stockAmount')!);
+    if (args.has('price')) changes.set('Price', args.get('price')!);
+    const offerPrice = args.get('discountOfferPrice');
+    if (changes.size === 0 && offerPrice === undefined) {
+      throw badRequest('ReviseInventoryStatus needs at least one of the parameters stockAmount, price and discountOfferPrice.');
+    }
+    const product = await this.mustFind(call, 'Product', args.get('productId') as bigint);
+    const productId = product.values.Id as bigint;
+    let target = product;
+    const variationId = args.get('productVariationId') as bigint | undefined;
+    if (variationId !== undefined) {
+      target = await this.mustFind(call, 'ProductVariation', variationId);
+      if (target.values.ProductId !== productId) {
+        throw badRequest(`The parameter 'productVariationId': variation ${variationId} does not belong to product ${productId}.`);
+      }
+    }
+    if (changes.size > 0) {
+      await this.writes.update(call.tx, call.accountId, target.type, target.values.Id as bigint, { values: changes, bindings: noBindings }, 'merge');
+    }
+    if (offerPrice !== undefined) await this.setStrikeThroughPrice(call, productId, variationId ?? null, offerPrice);
+    return true;
+  }
+
+  private async setStrikeThroughPrice(call: OperationCall, productId: bigint, variationId: bigint | null, price: EdmValue): Promise<void> {
+    const offers = this.type('DiscountOffer');
+    const existing = (await this.entities.findWhere(call.tx, call.accountId, offers, 'ProductId', productId)).find(
+      (offer) => (offer.values.ProductVariationId ?? null) === variationId && offer.values.Type === STRIKE_THROUGH_OFFER,
+    );
+    if (existing) {
+      await this.writes.update(call.tx, call.accountId, offers, existing.values.Id as bigint, { values: new Map([['Price', price]]), bindings: noBindings }, 'merge');
+      return;
+    }
+    const values = new Map<string, EdmValue>([
+      ['ProductId', productId],
+      ['ProductVariationId', variationId],
+      ['Price', price],
+      ['Type', STRIKE_THROUGH_OFFER],
+    ]);
+    await this.writes.create(call.tx, call.accountId, offers, { values, bindings: noBindings });
+  }
+
+  /** Empties the sets `type` selects, in this one transaction, in the caller's account only. */
+  private async deleteAccountData(call: OperationCall): Promise<EdmValue> {
+    const type = call.args.get('type') as number;
+    if (!DELETE_TYPES.has(type)) throw badRequest(`The parameter 'type' must be one of ${[...DELETE_TYPES].join(', ')}; ${type} is not.`);
+    const selected = type === 0 ? EVERYTHING : DELETED_BY_BIT.filter(([bit]) => (type & bit) !== 0).flatMap(([, names]) => names);
+    for (const name of EVERYTHING) {
+      if (selected.includes(name)) await this.entities.deleteAll(call.tx, call.accountId, this.type(name));
+    }
+    return true;
+  }
+}

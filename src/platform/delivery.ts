@@ -1,0 +1,68 @@
+/**
+ * What every document handler works with: one account's write transaction, the catalogue's
+ * services, and the time of the delivery; and the row helpers that make a delivery idempotent:
+ * a row is written only where a value differs from what is stored, so delivering the same
+ * document again writes nothing.
+ */
+import type { CatalogueWrites } from '../catalogue/writes';
+import type { OrderScope } from '../catalogue/order-history';
+import { defaultOf } from '../catalogue/values';
+import type { EntityTypeDef } from '../model/types';
+import type { EdmValue } from '../odata/edm';
+import type { EntityRecord } from '../odata/entity';
+import type { DocumentKind } from './documents';
+
+export interface Delivery extends OrderScope {
+  readonly writes: CatalogueWrites;
+  /** The time of the delivery (the service clock): every date it sets. */
+  readonly now: number;
+}
+
+export type Outcome = 'created' | 'updated' | 'unchanged';
+
+/** The answer to one delivered document. */
+export interface DeliveryOutcome {
+  readonly kind: DocumentKind;
+  /** The platform id the document is about (PlatformOrderId or the listing's PlatformItemId). */
+  readonly key: string;
+  /** The Id of the SalesOrder or Listing in the service, as a string (Int64). */
+  readonly id: string;
+  readonly outcome: Outcome;
+}
+
+export function typeOf(d: Delivery, name: string): EntityTypeDef {
+  return d.model.typeByName.get(name)!;
+}
+
+/** Rows of a type whose property equals a value, by id. */
+export function findBy(d: Delivery, type: EntityTypeDef, property: string, value: EdmValue): Promise<EntityRecord[]> {
+  return d.entities.findWhere(d.tx, d.accountId, type, property, value);
+}
+
+/** Inserts a row: the given values, the model's defaults for the rest, dates at the delivery's time. */
+export async function insertRow(d: Delivery, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<bigint> {
+  const id = await d.entities.store.nextId(d.tx);
+  const row: Record<string, EdmValue> = {};
+  for (const p of type.properties) {
+    if (p.access === 'key') row[p.name] = id;
+    else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
+    else if (p.timestamp) row[p.name] = d.now;
+    else row[p.name] = defaultOf(p);
+  }
+  await d.entities.insert(d.tx, d.accountId, type, row);
+  return id;
+}
+
+/**
+ * Writes the values that differ from the stored row (and its ModificationDate, where the type has
+ * one); whether anything differed. Values are in their canonical internal forms, so equal means equal.
+ */
+export async function updateChanged(d: Delivery, stored: EntityRecord, values: Readonly<Record<string, EdmValue>>): Promise<boolean> {
+  const changed: Record<string, EdmValue> = {};
+  for (const [name, value] of Object.entries(values)) if ((stored.values[name] ?? null) !== value) changed[name] = value;
+  if (Object.keys(changed).length === 0) return false;
+  const modified = stored.type.properties.find((p) => p.timestamp === 'modified');
+  if (modified) changed[modified.name] = d.now;
+  await d.entities.update(d.tx, d.accountId, stored.type, stored.values.Id as bigint, changed);
+  return true;
+}

@@ -1,0 +1,83 @@
+/**
+ * Platform documents from a file (`catalogue platform import FILE --user NAME`): one JSON
+ * document, a JSON array of documents, or NDJSON (one document per line, blank lines skipped).
+ * Every document is validated before any is stored; then each is applied in its own transaction,
+ * exactly as if it had been delivered over the platform API.
+ */
+import { ODataError } from '../odata/errors';
+import type { PlatformDocument } from './documents';
+import type { DeliveryOutcome, PlatformIntake } from './intake';
+
+/** Why a file could not be imported (printed as it is by the command). */
+export class DocumentFileError extends Error {
+  override readonly name = 'DocumentFileError';
+}
+
+export interface FileEntry {
+  /** Where the document stands in the file, for messages: "document 3" or "line 7". */
+  readonly where: string;
+  readonly value: unknown;
+}
+
+/** The documents of a file's text, each with its place. */
+export function readDocumentFile(text: string): FileEntry[] {
+  let whole: unknown;
+  try {
+    whole = JSON.parse(text);
+  } catch {
+    // Not one JSON value: read it as NDJSON below.
+    return readNdjson(text);
+  }
+  if (Array.isArray(whole)) return whole.map((value, i) => ({ where: `document ${i + 1}`, value }));
+  return [{ where: 'the document', value: whole }];
+}
+
+function readNdjson(text: string): FileEntry[] {
+  const entries: FileEntry[] = [];
+  for (const [i, line] of text.split(/\r?\n/).entries()) {
+    if (line.trim() === '') continue;
+    try {
+      entries.push({ where: `line ${i + 1}`, value: JSON.parse(line) });
+    } catch (error) {
+      throw new DocumentFileError(`line ${i + 1} is not valid JSON (${(error as Error).message}); a file holds one JSON document, a JSON array of them, or one per line (NDJSON).`);
+    }
+  }
+  if (entries.length === 0) throw new DocumentFileError('the file holds no document.');
+  return entries;
+}
+
+const MAX_REPORTED_PROBLEMS = 20;
+
+/**
+ * Validates every document, then applies them in order, one transaction each; the outcome of
+ * each. An invalid document stores nothing of the file. A document that fails when applied (a
+ * product reference that names nothing) stops the import there: the documents before it stay
+ * stored, and importing the file again once it is mended changes nothing of them.
+ */
+export async function importDocuments(intake: PlatformIntake, accountId: number, entries: readonly FileEntry[]): Promise<DeliveryOutcome[]> {
+  const documents: PlatformDocument[] = [];
+  const problems: string[] = [];
+  for (const entry of entries) {
+    try {
+      documents.push(intake.validate(entry.value));
+    } catch (error) {
+      if (!(error instanceof ODataError)) throw error;
+      problems.push(`${entry.where}: ${error.message}`);
+    }
+  }
+  if (problems.length > 0) {
+    const shown = problems.slice(0, MAX_REPORTED_PROBLEMS).join('\n  ');
+    const more = problems.length > MAX_REPORTED_PROBLEMS ? `\n  … and ${problems.length - MAX_REPORTED_PROBLEMS} more` : '';
+    throw new DocumentFileError(`nothing was imported: ${problems.length} of ${entries.length} documents are invalid:\n  ${shown}${more}`);
+  }
+  const outcomes: DeliveryOutcome[] = [];
+  for (const [i, doc] of documents.entries()) {
+    try {
+      outcomes.push(await intake.apply(accountId, doc));
+    } catch (error) {
+      if (!(error instanceof ODataError)) throw error;
+      throw new DocumentFileError(`${entries[i]!.where}: ${error.message} The ${i} documents before it were imported; importing them again changes nothing.`);
+    }
+  }
+  return outcomes;
+}

@@ -1,0 +1,43 @@
+/**
+ * Where the marketplace's documents come in, over the platform API or from a file: each is
+ * validated against its schema and then applied in one write transaction of the account it is
+ * for, answered only after COMMIT. A document that fails anywhere stores nothing.
+ */
+import type { CatalogueServices } from '../catalogue/services';
+import { type Delivery, type DeliveryOutcome } from './delivery';
+import { DocumentValidator, type DocumentKind, type Json, type PlatformDocument } from './documents';
+import { deliverPayment, deliverShipment } from './events';
+import { deliverListing } from './listings';
+import { deliverOrder } from './orders';
+
+export type { DeliveryOutcome } from './delivery';
+
+const HANDLERS: Readonly<Record<DocumentKind, (d: Delivery, body: Json) => Promise<DeliveryOutcome>>> = {
+  listing: deliverListing,
+  order: deliverOrder,
+  payment: deliverPayment,
+  shipment: deliverShipment,
+};
+
+export class PlatformIntake {
+  readonly validator: DocumentValidator;
+
+  constructor(private readonly services: CatalogueServices) {
+    this.validator = new DocumentValidator(services.model);
+  }
+
+  /** The document, or a 400 naming what is wrong with it; nothing is stored. */
+  validate(body: unknown): PlatformDocument {
+    return this.validator.validate(body);
+  }
+
+  /** Applies a validated document to one account in one transaction. */
+  apply(accountId: number, doc: PlatformDocument): Promise<DeliveryOutcome> {
+    const { store, entities, model, writes, clock } = this.services;
+    return store.write(accountId, (tx) => HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now() }, doc.body));
+  }
+
+  deliver(accountId: number, body: unknown): Promise<DeliveryOutcome> {
+    return this.apply(accountId, this.validate(body));
+  }
+}
