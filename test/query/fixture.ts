@@ -12,7 +12,7 @@ import type { EdmValue } from '../../src/odata/edm';
 import { childElements, parseXml } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
 import type { LiveService, Seller } from '../support/live-service';
-import { ATOM, M } from '../support/spec';
+import { ATOM, D, M } from '../support/spec';
 
 export type Values = Record<string, EdmValue>;
 
@@ -152,8 +152,10 @@ export function atomIds(res: HttpResponse): string[] {
     const idText = childElements(entry, ATOM, 'id')[0]?.textContent ?? '';
     const m = /\((\d+)L\)$/.exec(idText);
     assert.ok(m, `entry id ${idText}`);
-    const properties = entry.getElementsByTagNameNS(M, 'properties')[0];
-    const dId = properties?.getElementsByTagNameNS('http://schemas.microsoft.com/ado/2007/08/dataservices', 'Id')[0]?.textContent;
+    // The entry's own properties (not those of an entry inlined in one of its links).
+    const content = childElements(entry, ATOM, 'content')[0];
+    const properties = content ? childElements(content, M, 'properties')[0] : undefined;
+    const dId = properties ? childElements(properties, D, 'Id')[0]?.textContent : undefined;
     if (dId !== undefined && dId !== null) assert.equal(dId, m[1], 'the entry id and d:Id name the same entity');
     return m[1]!;
   });
