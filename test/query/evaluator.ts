@@ -41,7 +41,18 @@ export interface Data {
   readonly rows: Readonly<Record<string, readonly SeededRow[]>>;
 }
 
+/** The text is no valid filter for the schema (the service must answer 400). */
 export class FilterError extends Error {}
+
+/**
+ * In strict mode: the value of the expression is not pinned down by the documented semantics, or
+ * depends on a divergence already reported (Int32/Int64 overflow, a Decimal beyond what the
+ * engine holds exactly, Decimal products with more than six places, Int32 division), so a
+ * differential check should not compare it.
+ */
+export class Unspecified extends Error {}
+
+let strict = false;
 
 // ---------------------------------------------------------------------------------------------
 // Decimal arithmetic
@@ -224,6 +235,34 @@ function dateTimeLiteral(text: string): number {
   return Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, +s, +f.padEnd(3, '0').slice(0, 3));
 }
 
+/**
+ * A literal widens exactly or not at all: to Decimal only with at most 12 integer digits
+ * (Decimal(18,6)).
+ */
+function checkLiteralWidening(n: Node, to: FType): void {
+  if (n.kind !== 'lit' || n.value === null || n.type === to || to !== 'Decimal') return;
+  const digits = (n.value as bigint).toString().replace('-', '');
+  if (digits.length > 12) throw new FilterError(`the literal ${n.value} has no exact Decimal value`);
+}
+
+/**
+ * Whether an argument fits a function parameter: the same type or null; a literal that converts
+ * exactly (Int32 -> Int64 -> Decimal, an Int64 that fits Int32); any other number only by
+ * widening to Int64 or Decimal (an Int64 property is no Int32 argument).
+ */
+function argumentFits(a: Node, p: FType): boolean {
+  if (a.type === 'Null' || a.type === p) return true;
+  if (!numeric(a.type) || !numeric(p)) return false;
+  if (a.kind === 'lit') {
+    const v = a.value as bigint;
+    if (a.type === 'Decimal') return false;
+    if (p === 'Int32') return v >= -(2n ** 31n) && v < 2n ** 31n;
+    if (p === 'Decimal') return v.toString().replace('-', '').length <= 12;
+    return true;
+  }
+  return p !== 'Int32' && wider(a.type, p) === p;
+}
+
 /** Parses and types a $filter over an entity set of the schema. */
 export function parse(schema: Schema, set: string, text: string): Node {
   const tokens = tokenize(text);
@@ -339,7 +378,12 @@ export function parse(schema: Schema, set: string, text: string): Node {
     }
     if (PREC[op] === 3 || PREC[op] === 4) {
       if (left.type === 'Null' || right.type === 'Null') return { kind: 'bin', type: 'Boolean', op, left, right };
-      if (numeric(left.type) && numeric(right.type)) return { kind: 'bin', type: 'Boolean', op, left, right };
+      if (numeric(left.type) && numeric(right.type)) {
+        const common = wider(left.type, right.type);
+        checkLiteralWidening(left, common);
+        checkLiteralWidening(right, common);
+        return { kind: 'bin', type: 'Boolean', op, left, right };
+      }
       if (left.type !== right.type) throw new FilterError(`${op}: ${left.type} vs ${right.type}`);
       return { kind: 'bin', type: 'Boolean', op, left, right };
     }
@@ -347,6 +391,8 @@ export function parse(schema: Schema, set: string, text: string): Node {
     const rt = right.type === 'Null' ? left.type : right.type;
     if (!numeric(lt) || !numeric(rt)) throw new FilterError(`${op} of non-numbers`);
     const type = wider(lt, rt);
+    checkLiteralWidening(left, type);
+    checkLiteralWidening(right, type);
     return { kind: 'bin', type, op, left: retype(left, type), right: retype(right, type) };
   };
 
@@ -356,8 +402,7 @@ export function parse(schema: Schema, set: string, text: string): Node {
     if (args.length < (sig.required ?? sig.params.length) || args.length > sig.params.length) throw new FilterError(`${name}: arity`);
     args.forEach((a, i) => {
       const p = sig.params[i]!;
-      const ok = a.type === 'Null' || a.type === p || (numeric(a.type) && numeric(p) && (a.kind === 'lit' || wider(a.type, p) === p));
-      if (!ok) throw new FilterError(`${name}: argument ${i + 1} is ${a.type}, not ${p}`);
+      if (!argumentFits(a, p)) throw new FilterError(`${name}: argument ${i + 1} is ${a.type}, not ${p}`);
     });
     return { kind: 'call', type: sig.result, name, args: args.map((a, i) => retype(a, sig.params[i]!)) };
   };
@@ -387,7 +432,21 @@ function fromSeeded(type: FType, v: SeededRow[string] | undefined): FValue {
 /** A numeric value of `from` as `to` (Int32 and Int64 are both bigint; Decimal is scaled). */
 function widen(v: FValue, from: FType, to: FType): FValue {
   if (v === null) return null;
-  if (to === 'Decimal' && from !== 'Decimal') return (v as bigint) * DEC_SCALE;
+  if (to === 'Decimal' && from !== 'Decimal') return checked('Decimal', (v as bigint) * DEC_SCALE);
+  return v;
+}
+
+const INT32_RANGE = 2n ** 31n;
+const INT64_RANGE = 2n ** 63n;
+/** What an engine holds exactly as Decimal(18,6) millionths in 64 bits: |v| < 9.2e12. */
+const DECIMAL_LIMIT = 9_000_000_000_000n * DEC_SCALE;
+
+/** In strict mode, a result outside what its type holds is unspecified. */
+function checked(type: FType, v: bigint): bigint {
+  if (!strict) return v;
+  const outside =
+    type === 'Int32' ? v < -INT32_RANGE || v >= INT32_RANGE : type === 'Int64' ? v < -INT64_RANGE || v >= INT64_RANGE : v <= -DECIMAL_LIMIT || v >= DECIMAL_LIMIT;
+  if (outside) throw new Unspecified(`${type} result ${v} is outside its range`);
   return v;
 }
 
@@ -433,7 +492,7 @@ export function evaluate(data: Data, set: string, node: Node, row: SeededRow): F
     }
     case 'neg': {
       const v = ev(node.operand);
-      return v === null ? null : -(v as bigint);
+      return v === null ? null : checked(node.type, -(v as bigint));
     }
     case 'bin':
       return binaryValue(node, ev);
@@ -468,21 +527,23 @@ function binaryValue(node: Extract<Node, { kind: 'bin' }>, ev: (n: Node) => FVal
       return op === 'lt' ? c < 0 : op === 'le' ? c <= 0 : op === 'gt' ? c > 0 : c >= 0;
     }
   }
+  if (strict && op === 'div' && type === 'Int32') throw new Unspecified('Int32 div (reported: a literal operand divides as a float)');
   if (l === null || r === null) return null;
   const a = l as bigint;
   const b = r as bigint;
   const decimal = type === 'Decimal';
   switch (op) {
     case 'add':
-      return a + b;
+      return checked(type, a + b);
     case 'sub':
-      return a - b;
+      return checked(type, a - b);
     case 'mul':
-      return decimal ? (a * b) / DEC_SCALE : a * b;
+      if (decimal && strict && ((a * b) / DEC_SCALE) % ONE_DECIMAL_UNIT !== 0n) throw new Unspecified('a Decimal product with more than six places');
+      return checked(type, decimal ? (a * b) / DEC_SCALE : a * b);
     case 'div':
       if (b === 0n) return null;
       // Decimal: truncated toward zero at the sixth decimal place.
-      return decimal ? truncDiv(a * SIX, b) * ONE_DECIMAL_UNIT : truncDiv(a, b);
+      return checked(type, decimal ? truncDiv(a * SIX, b) * ONE_DECIMAL_UNIT : truncDiv(a, b));
     case 'mod':
       if (b === 0n) return null;
       return a % b;
@@ -547,8 +608,17 @@ function callValue(name: string, args: FValue[], nodes: Node[]): FValue {
   throw new FilterError(`function ${name}`);
 }
 
-/** The Ids of the rows of `set` the filter selects (those for which it is true). */
-export function select(data: Data, set: string, filter: string): string[] {
+/**
+ * The Ids of the rows of `set` the filter selects (those for which it is true). Throws
+ * FilterError for a text that is no valid filter, and in strict mode Unspecified when the
+ * answer is not pinned down (see Unspecified).
+ */
+export function select(data: Data, set: string, filter: string, options: { strict?: boolean } = {}): string[] {
   const node = parse(data.schema, set, filter);
-  return (data.rows[set] ?? []).filter((row) => evaluate(data, set, node, row) === true).map((row) => String(row.Id));
+  strict = options.strict ?? false;
+  try {
+    return (data.rows[set] ?? []).filter((row) => evaluate(data, set, node, row) === true).map((row) => String(row.Id));
+  } finally {
+    strict = false;
+  }
 }

@@ -127,6 +127,18 @@ const GROUPS: Record<string, ErrorCase[]> = {
     { name: '$expand with 13 paths', query: `Products?$expand=${EXPAND_13}`, message: /13 paths, more than the 12 allowed/ },
     { name: '$expand 4 levels deep', query: 'Products?$expand=ProductVariations/Product/ProductVariations/Product', message: /4 segments, more than the 3/ },
   ],
+  // U+FFFE and U+FFFF are valid in a URI (percent-encoded UTF-8) but are no XML 1.0 characters: a
+  // message that quotes them must still be a well-formed XML error document.
+  'text that quotes a character XML cannot hold (U+FFFF)': [
+    { name: 'in $filter', query: 'Products?$filter=Title%20eq%20%EF%BF%BF', message: /Syntax error at position 9/ },
+    { name: 'in a $filter property name', query: 'Products?$filter=Ti%EF%BF%BEtle%20eq%201', message: /Syntax error at position 2|No property/ },
+    { name: 'in $orderby', query: 'Products?$orderby=%EF%BF%BF', message: /Syntax error at position 0 in \$orderby/ },
+    { name: 'in $select', query: 'Products?$select=A%EF%BF%BF', message: /No property or navigation property/ },
+    { name: 'in $expand', query: 'Products?$expand=A%EF%BF%BF', message: /No navigation property/ },
+    { name: 'in $inlinecount', query: 'Products?$inlinecount=%EF%BF%BF', message: /\$inlinecount must be 'allpages' or 'none'/ },
+    { name: 'in $top', query: 'Products?$top=%EF%BF%BF', message: /\$top must be a whole number/ },
+    { name: 'in an unknown option name', query: 'Products?$%EF%BF%BF=1', message: /system-reserved '\$' character/ },
+  ],
   'a malformed value of another option': [
     { name: '$inlinecount=foo', query: 'Products?$inlinecount=foo', message: /\$inlinecount must be 'allpages' or 'none', not 'foo'/ },
     { name: '$skip=-1', query: 'Products?$skip=-1', message: /\$skip must be a whole number of 0 or more, not '-1'/ },

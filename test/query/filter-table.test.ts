@@ -21,12 +21,10 @@ import {
   jsonEntities,
   jsonIds,
   KeepAliveClient,
-  seedFull,
   sortIds,
   type SpaceEncoding,
-  type Values,
 } from './fixture';
-import { ADDRESSES, BUYERS, ITEMS, ORDERS, PRODUCTS, SCHEMA, SPECIFICS, VARIATIONS } from './table-data';
+import { PRODUCTS, SCHEMA, seedTableData } from './table-data';
 
 interface Case {
   readonly group: string;
@@ -515,42 +513,15 @@ let seller: Seller;
 let client: KeepAliveClient;
 const rows: Record<string, SeededRow[]> = {};
 let data: Data;
-const ids: Record<string, bigint[]> = { P: [], V: [], O: [], B: [] };
-
-const withIndexRemoved = (values: Record<string, unknown>, ...drop: string[]): Values => {
-  const out: Values = {};
-  for (const [k, v] of Object.entries(values)) if (!drop.includes(k)) out[k] = v as Values[string];
-  return out;
-};
-
-async function seed(set: string, values: Values): Promise<SeededRow> {
-  const row = await seedFull(live, seller.accountId, set, values);
-  (rows[set] ??= []).push(row);
-  return row;
-}
+const ids: Record<string, bigint[]> = {};
 
 before(async () => {
   live = await startLive();
   seller = await newSeller(live, 'filtertable');
   client = new KeepAliveClient(8);
-  for (const p of PRODUCTS) ids.P!.push((await seed('Products', p as Values)).Id as bigint);
-  for (const s of SPECIFICS) await seed('ProductSpecifics', { ...withIndexRemoved(s, 'product'), ProductId: ids.P![s.product as number]! });
-  for (const v of VARIATIONS) ids.V!.push((await seed('ProductVariations', { ...withIndexRemoved(v, 'product'), ProductId: ids.P![v.product as number]! })).Id as bigint);
-  for (const b of BUYERS) ids.B!.push((await seed('Buyers', b as Values)).Id as bigint);
-  const addressIds: bigint[] = [];
-  for (const a of ADDRESSES) addressIds.push((await seed('Addresses', { ...withIndexRemoved(a, 'buyer'), BuyerId: ids.B![a.buyer as number]! })).Id as bigint);
-  for (const o of ORDERS) {
-    const row = { ...withIndexRemoved(o, 'buyer', 'address'), BuyerId: ids.B![o.buyer as number]!, AddressId: o.address === null ? null : addressIds[o.address as number]! };
-    ids.O!.push((await seed('SalesOrders', row)).Id as bigint);
-  }
-  for (const it of ITEMS) {
-    await seed('SalesOrderItems', {
-      ...withIndexRemoved(it, 'order', 'product', 'variation'),
-      SalesOrderId: ids.O![it.order as number]!,
-      ProductId: it.product === null ? null : ids.P![it.product as number]!,
-      ProductVariationId: it.variation === null ? null : ids.V![it.variation as number]!,
-    });
-  }
+  const seeded = await seedTableData(live, seller.accountId);
+  Object.assign(rows, seeded.rows);
+  Object.assign(ids, seeded.ids);
   data = { schema: SCHEMA, rows };
 });
 

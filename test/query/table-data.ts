@@ -7,7 +7,9 @@
  *
  * Rows refer to each other by index (`product: 3`); the seeding replaces indexes by real Ids.
  */
-import type { Schema } from './evaluator';
+import type { LiveService } from '../support/live-service';
+import type { Schema, SeededRow } from './evaluator';
+import { seedFull, type Values } from './fixture';
 
 const utc = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0) => Date.UTC(y, mo - 1, d, h, mi, s, ms);
 
@@ -248,3 +250,46 @@ export const SCHEMA: Schema = {
     },
   },
 };
+
+export interface SeededTable {
+  /** Every seeded row by set, as stored (defaults filled in). */
+  readonly rows: Record<string, SeededRow[]>;
+  /** Ids by kind, in index order: P products, V variations, O orders, B buyers. */
+  readonly ids: Record<'P' | 'V' | 'O' | 'B', bigint[]>;
+}
+
+const without = (values: Record<string, unknown>, ...drop: string[]): Values => {
+  const out: Values = {};
+  for (const [k, v] of Object.entries(values)) if (!drop.includes(k)) out[k] = v as Values[string];
+  return out;
+};
+
+/** Seeds the whole data set for an account through the store API, references resolved to Ids. */
+export async function seedTableData(live: LiveService, accountId: number): Promise<SeededTable> {
+  const rows: Record<string, SeededRow[]> = {};
+  const seed = async (set: string, values: Values): Promise<bigint> => {
+    const row = await seedFull(live, accountId, set, values);
+    (rows[set] ??= []).push(row);
+    return row.Id as bigint;
+  };
+  const ids: SeededTable['ids'] = { P: [], V: [], O: [], B: [] };
+  for (const p of PRODUCTS) ids.P.push(await seed('Products', p as Values));
+  for (const s of SPECIFICS) await seed('ProductSpecifics', { ...without(s, 'product'), ProductId: ids.P[s.product as number]! });
+  for (const v of VARIATIONS) ids.V.push(await seed('ProductVariations', { ...without(v, 'product'), ProductId: ids.P[v.product as number]! }));
+  for (const b of BUYERS) ids.B.push(await seed('Buyers', b as Values));
+  const addressIds: bigint[] = [];
+  for (const a of ADDRESSES) addressIds.push(await seed('Addresses', { ...without(a, 'buyer'), BuyerId: ids.B[a.buyer as number]! }));
+  for (const o of ORDERS) {
+    const address = o.address === null ? null : addressIds[o.address as number]!;
+    ids.O.push(await seed('SalesOrders', { ...without(o, 'buyer', 'address'), BuyerId: ids.B[o.buyer as number]!, AddressId: address }));
+  }
+  for (const it of ITEMS) {
+    await seed('SalesOrderItems', {
+      ...without(it, 'order', 'product', 'variation'),
+      SalesOrderId: ids.O[it.order as number]!,
+      ProductId: it.product === null ? null : ids.P[it.product as number]!,
+      ProductVariationId: it.variation === null ? null : ids.V[it.variation as number]!,
+    });
+  }
+  return { rows, ids };
+}
