@@ -1,0 +1,224 @@
+/**
+ * Shared by the live $filter tests of this folder: rows seeded through the real store (the sets
+ * sellers cannot POST), a keep-alive HTTP client for many small requests, the ids a JSON or Atom
+ * feed answers, and the OData error document of a refusal. Nothing here calls the service's
+ * query code: requests go over HTTP, rows go in through the store API only (so the tests do not
+ * depend on the engine behind it).
+ */
+import http from 'node:http';
+import assert from 'node:assert/strict';
+import { defaultOf } from '../../src/catalogue/values';
+import type { EdmValue } from '../../src/odata/edm';
+import { childElements, parseXml } from '../clients/datajs';
+import type { HttpResponse } from '../support/http-client';
+import type { LiveOptions, LiveService, Seller } from '../support/live-service';
+import { ATOM, D, M } from '../support/spec';
+
+export type Values = Record<string, EdmValue>;
+
+/**
+ * The options every live service of these tests starts with. The engine comes from
+ * TEST_DATABASE_URL when it is set (a postgres:// URL once that adapter exists; accounts keep the
+ * tests apart in a shared database), else each service gets its own temporary SQLite file. The
+ * tests reach the data only through HTTP and the store API, so they run unchanged on either.
+ */
+export function engineOptions(): LiveOptions {
+  const url = process.env.TEST_DATABASE_URL;
+  return url ? { env: { DATABASE_URL: url } } : {};
+}
+
+/**
+ * Inserts one row of an entity set through the real store, as the platform side does: every
+ * property not given gets its default (timestamps: the clock's now). Answers the complete row
+ * as stored (Id included), for an evaluator to run over.
+ */
+export async function seedFull(live: LiveService, accountId: number, set: string, values: Values): Promise<Values> {
+  const app = live.service.app;
+  const type = app.model.typeBySetName.get(set);
+  if (!type) throw new Error(`seed: no entity set ${set}`);
+  for (const name of Object.keys(values)) {
+    if (!type.properties.some((p) => p.name === name)) throw new Error(`seed ${set}: no property ${name}`);
+  }
+  return app.store.write(accountId, async (tx) => {
+    const id = await app.store.nextId(tx);
+    const row: Values = {};
+    for (const p of type.properties) {
+      if (p.access === 'key') row[p.name] = id;
+      else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
+      else if (p.timestamp) row[p.name] = app.clock.now();
+      else row[p.name] = defaultOf(p);
+      if (row[p.name] === null && !p.nullable && p.access !== 'key') throw new Error(`seed ${set}: ${p.name} needs a value`);
+    }
+    await app.entities.insert(tx, accountId, type, row);
+    return row;
+  });
+}
+
+/** seedFull, answering only the new Id. */
+export async function seedRow(live: LiveService, accountId: number, set: string, values: Values): Promise<bigint> {
+  return (await seedFull(live, accountId, set, values)).Id as bigint;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP with keep-alive
+
+/**
+ * Requests over a pool of keep-alive connections (at most `sockets` at once), so that thousands
+ * of small requests do not each open a connection.
+ */
+export class KeepAliveClient {
+  private readonly agent: http.Agent;
+
+  constructor(sockets = 8) {
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
+  }
+
+  get(url: string, headers: Record<string, string> = {}): Promise<HttpResponse> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(url, { method: 'GET', headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; answers the results in item order. */
+export async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= items.length) return;
+      results[i] = await work(items[i]!, i);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// URLs
+
+export type SpaceEncoding = '%20' | '+';
+
+/**
+ * A system query option's value as a client writes it: percent-encoded as encodeURIComponent
+ * does (a literal '+' as %2B, a quote left as it is), with spaces as %20 or as '+' (form style).
+ */
+export function encodeOption(value: string, spaces: SpaceEncoding = '%20'): string {
+  const encoded = encodeURIComponent(value);
+  return spaces === '+' ? encoded.replace(/%20/g, '+') : encoded;
+}
+
+/** `<root>/<set>?$filter=…&<extra>` */
+export function filterUrl(root: string, set: string, filter: string, spaces: SpaceEncoding = '%20', extra = ''): string {
+  return `${root}/${set}?$filter=${encodeOption(filter, spaces)}${extra ? `&${extra}` : ''}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading answers
+
+const obj = (v: unknown) => v as Record<string, unknown>;
+
+/**
+ * The entities of a JSON verbose collection answer, read as the connector reads it: `d.results`
+ * when the answered DataServiceVersion starts with 2.0, else `d` itself (which must be an array).
+ */
+export function jsonEntities(res: HttpResponse): Record<string, unknown>[] {
+  assert.equal(res.status, 200, `expected 200, got ${res.status}: ${res.body.slice(0, 400)}`);
+  assert.match(String(res.headers['content-type']), /^application\/json/);
+  const version = String(res.headers.dataserviceversion ?? '');
+  const d = obj(JSON.parse(res.body)).d;
+  const list = version.startsWith('2.0') ? obj(d).results : d;
+  assert.ok(Array.isArray(list), `DataServiceVersion ${version}: the collection is not an array: ${res.body.slice(0, 200)}`);
+  return list as Record<string, unknown>[];
+}
+
+/** The Ids (as decimal text) of a JSON verbose collection answer. */
+export function jsonIds(res: HttpResponse): string[] {
+  return jsonEntities(res).map((e) => {
+    assert.equal(typeof e.Id, 'string', 'Int64 Ids are JSON strings');
+    return e.Id as string;
+  });
+}
+
+/** The Ids of an Atom feed answer, read from each entry's <id> (…/Set(123L)) and its d:Id. */
+export function atomIds(res: HttpResponse): string[] {
+  assert.equal(res.status, 200, `expected 200, got ${res.status}: ${res.body.slice(0, 400)}`);
+  assert.match(String(res.headers['content-type']), /^application\/atom\+xml/);
+  const feed = parseXml(res.body).documentElement;
+  assert.equal(feed.localName, 'feed');
+  assert.equal(feed.namespaceURI, ATOM);
+  return childElements(feed, ATOM, 'entry').map((entry) => {
+    const idText = childElements(entry, ATOM, 'id')[0]?.textContent ?? '';
+    const m = /\((\d+)L\)$/.exec(idText);
+    assert.ok(m, `entry id ${idText}`);
+    // The entry's own properties (not those of an entry inlined in one of its links).
+    const content = childElements(entry, ATOM, 'content')[0];
+    const properties = content ? childElements(content, M, 'properties')[0] : undefined;
+    const dId = properties ? childElements(properties, D, 'Id')[0]?.textContent : undefined;
+    if (dId !== undefined && dId !== null) assert.equal(dId, m[1], 'the entry id and d:Id name the same entity');
+    return m[1]!;
+  });
+}
+
+export const sortIds = (ids: Iterable<string | bigint>): string[] =>
+  [...ids].map(String).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+export interface ODataErrorBody {
+  readonly format: 'json' | 'xml';
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * The OData error document of an answer (odata-v2-reference.md §6), checked for its shape: JSON
+ * `{"error":{"code","message":{"lang":"en-US","value"}}}` without `d`, or XML `<error>` in the
+ * metadata namespace with `<code>` and `<message xml:lang="en-US">`.
+ */
+export function odataError(res: HttpResponse): ODataErrorBody {
+  const type = String(res.headers['content-type'] ?? '');
+  if (type.startsWith('application/json')) {
+    const body = obj(JSON.parse(res.body));
+    assert.deepEqual(Object.keys(body), ['error'], `JSON error document: ${res.body}`);
+    const error = obj(body.error);
+    assert.equal(typeof error.code, 'string');
+    const message = obj(error.message);
+    assert.equal(message.lang, 'en-US');
+    assert.equal(typeof message.value, 'string');
+    return { format: 'json', code: error.code as string, message: message.value as string };
+  }
+  assert.match(type, /^application\/xml/, `an OData error document, not ${type}: ${res.body.slice(0, 300)}`);
+  const root = parseXml(res.body).documentElement;
+  assert.equal(root.localName, 'error');
+  assert.equal(root.namespaceURI, M);
+  const code = childElements(root, M, 'code')[0];
+  const message = childElements(root, M, 'message')[0];
+  assert.ok(code, 'XML error has <code>');
+  assert.ok(message, 'XML error has <message>');
+  assert.equal(message.getAttributeNS('http://www.w3.org/XML/1998/namespace', 'lang'), 'en-US');
+  return { format: 'xml', code: code.textContent ?? '', message: message.textContent ?? '' };
+}
+
+/** Headers that authenticate as the seller and ask for a format (JSON the way the connector asks). */
+export function sellerHeaders(seller: Seller, format: 'json' | 'atom'): Record<string, string> {
+  return {
+    ...seller.auth,
+    Accept: format === 'json' ? 'application/json' : 'application/atom+xml',
+    DataServiceVersion: '2.0',
+    MaxDataServiceVersion: format === 'json' ? '3.0' : '2.0',
+  };
+}
