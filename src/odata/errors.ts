@@ -2,7 +2,7 @@
  * One error type for everything the client did wrong (or may not do). Anything else that is
  * thrown is a fault: answered as a 500 that names only the request id, and logged.
  */
-import { escapeXml } from './xml-escape';
+import { xmlText } from './xml-escape';
 
 export class ODataError extends Error {
   constructor(
@@ -47,7 +47,8 @@ export function renderError(format: ErrorFormat, code: string, message: string):
     contentType: 'application/xml;charset=utf-8',
     body:
       '<?xml version="1.0" encoding="utf-8" standalone="yes"?>' +
-      `<error xmlns="${METADATA_NS}"><code>${escapeXml(code)}</code>` +
-      `<message xml:lang="en-US">${escapeXml(message)}</message></error>`,
+      `<error xmlns="${METADATA_NS}"><code>${xmlText(code)}</code>` +
+      // Messages may quote request text: any character, including ones XML cannot hold.
+      `<message xml:lang="en-US">${xmlText(message)}</message></error>`,
   };
 }

@@ -46,9 +46,8 @@ export class FilterError extends Error {}
 
 /**
  * In strict mode: the value of the expression is not pinned down by the documented semantics, or
- * depends on a divergence already reported (Int32/Int64 overflow, a Decimal beyond what the
- * engine holds exactly, Decimal products with more than six places, Int32 division), so a
- * differential check should not compare it.
+ * leaves what its type holds (an Int32/Int64 overflow is a 400, a Decimal beyond what the engine
+ * holds exactly), so a differential check should not compare it.
  */
 export class Unspecified extends Error {}
 
@@ -527,7 +526,6 @@ function binaryValue(node: Extract<Node, { kind: 'bin' }>, ev: (n: Node) => FVal
       return op === 'lt' ? c < 0 : op === 'le' ? c <= 0 : op === 'gt' ? c > 0 : c >= 0;
     }
   }
-  if (strict && op === 'div' && type === 'Int32') throw new Unspecified('Int32 div (reported: a literal operand divides as a float)');
   if (l === null || r === null) return null;
   const a = l as bigint;
   const b = r as bigint;
@@ -538,8 +536,8 @@ function binaryValue(node: Extract<Node, { kind: 'bin' }>, ev: (n: Node) => FVal
     case 'sub':
       return checked(type, a - b);
     case 'mul':
-      if (decimal && strict && ((a * b) / DEC_SCALE) % ONE_DECIMAL_UNIT !== 0n) throw new Unspecified('a Decimal product with more than six places');
-      return checked(type, decimal ? (a * b) / DEC_SCALE : a * b);
+      // Decimal: truncated toward zero at the sixth decimal place, like div.
+      return checked(type, decimal ? ((a * b) / DEC_SCALE / ONE_DECIMAL_UNIT) * ONE_DECIMAL_UNIT : a * b);
     case 'div':
       if (b === 0n) return null;
       // Decimal: truncated toward zero at the sixth decimal place.

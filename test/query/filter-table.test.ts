@@ -272,11 +272,13 @@ group('Decimal arithmetic', 'Products',
   'UnitQuantity mod -0.75 eq -0.5',
 );
 
-// dialect.ts documents Decimal arithmetic as exact (only div truncates): a product with more than
-// six decimal places must compare by its exact value.
-group('Decimal multiplication beyond six decimal places', 'Products',
-  ['Price mul 0.5 eq 0', (r) => r.Price === '0'],
-  ['Price mul 0.5 gt 0 and Price lt 0.01', (r) => r.Price === '0.000001'],
+// dialect.ts: Decimal mul truncates toward zero at six decimal places, as div does, so
+// 0.000001 mul 0.5 is 0 (the scale every Decimal property holds).
+group('Decimal multiplication truncates at six decimal places', 'Products',
+  ['Price mul 0.5 eq 0', (r) => r.Price === '0' || r.Price === '0.000001'],
+  ['Price mul 0.5 gt 0 and Price lt 0.01', () => false],
+  ['Price mul 0.5 eq 0.000005', () => false],
+  ['Price mul 0.5 eq 0.005', (r) => r.Price === '0.01'],
 );
 
 group('Unary minus', 'Products',

@@ -12,7 +12,7 @@ import { model } from '../../model/catalogue-model';
 import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
 import { toXmlText, type EdmValue } from '../edm';
 import { entityPath, type EntityRecord, type WriteContext } from '../entity';
-import { escapeXml } from '../xml-escape';
+import { escapeXml, xmlText } from '../xml-escape';
 
 export const ATOM_NS = 'http://www.w3.org/2005/Atom';
 export const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
@@ -22,27 +22,6 @@ export const RELATED_PREFIX = 'http://schemas.microsoft.com/ado/2007/08/dataserv
 
 export const XML_DECLARATION = '<?xml version="1.0" encoding="utf-8" standalone="yes"?>';
 const ROOT_NAMESPACES = `xmlns="${ATOM_NS}" xmlns:d="${D_NS}" xmlns:m="${M_NS}"`;
-
-// ---------------------------------------------------------------------------------------------
-// Text that XML cannot carry as is
-
-/**
- * Characters escapeXml leaves alone but XML text cannot hold: CR (a parser turns it into LF, so
- * it is written as &#xD; to survive), C0 controls other than TAB/LF/CR, U+FFFE/U+FFFF and lone
- * surrogates (not representable in XML 1.0 at all: written as U+FFFD).
- */
-const XML_UNSAFE = /[\r\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const XML_UNSAFE_ALL = new RegExp(XML_UNSAFE.source, 'g');
-
-function unsafeReplacement(c: string): string {
-  return c === '\r' ? '&#xD;' : '\uFFFD';
-}
-
-/** escapeXml plus the characters above; the fast path allocates nothing. */
-export function xmlText(s: string): string {
-  const escaped = escapeXml(s);
-  return XML_UNSAFE.test(escaped) ? escaped.replace(XML_UNSAFE_ALL, unsafeReplacement) : escaped;
-}
 
 const EDGE_WHITESPACE = /^\s|\s$/;
 

@@ -5,9 +5,12 @@
  * once, and the test suite checks them against an independent evaluation on both engines:
  *
  * - Strings compare and order by Unicode code point; lengths and positions count code points.
- * - Int32 and Int64 arithmetic is integer arithmetic; div truncates toward zero; mod takes the
- *   dividend's sign. Decimal arithmetic is exact; Decimal div truncates to 6 decimal places.
- *   Division or mod by zero yields null (never an error).
+ * - Int32 and Int64 arithmetic is integer arithmetic in the type's own range; div truncates
+ *   toward zero; mod takes the dividend's sign. A result outside the range is an error of the
+ *   expression (answered 400, see expressionError), never a wrapped or floating value.
+ * - Decimal add, sub and mod are exact; mul and div truncate toward zero at 6 decimal places
+ *   (the scale every Decimal property stores).
+ * - Division or mod by zero yields null (never an error).
  * - round rounds half away from zero; floor and ceiling as usual; all three return a Decimal.
  * - tolower/toupper use Unicode case mapping; trim removes spaces, tabs, CR and LF at both ends.
  * - substring(s, i[, n]) is 0-based; a negative i counts as 0 and a negative n as 0.

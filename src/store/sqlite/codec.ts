@@ -16,6 +16,11 @@ export const sqliteCodec: ValueCodec = {
         return decimalToScaled(value as string);
       case 'Edm.Boolean':
         return value ? 1 : 0;
+      // better-sqlite3 binds every JavaScript number as REAL; an integer must be bound as an
+      // integer, or `StockAmount div 3` divides as floating point.
+      case 'Edm.Int32':
+      case 'Edm.DateTime':
+        return BigInt(value as number);
       default:
         return value as SqlValue;
     }

@@ -84,21 +84,13 @@ export const sqliteDialect: SqlDialect = {
       // Millionths add, subtract and take remainders as integers; products and quotients rescale.
       if (op === 'mul') return `odata_dec_mul(${a}, ${b})`;
       if (op === 'div') return `odata_dec_div(${a}, ${b})`;
+      if (op === 'mod') return `(${a} % NULLIF(${b}, 0))`;
+      return op === 'add' ? `(${a} + ${b})` : `(${a} - ${b})`;
     }
-    switch (op) {
-      case 'add':
-        return `(${a} + ${b})`;
-      case 'sub':
-        return `(${a} - ${b})`;
-      case 'mul':
-        return `(${a} * ${b})`;
-      case 'div':
-        return `(${a} / NULLIF(${b}, 0))`;
-      case 'mod':
-        return `(${a} % NULLIF(${b}, 0))`;
-    }
+    // Checked in the type's own range: an overflow is an error of the client's expression.
+    return `odata_int${type === 'Edm.Int32' ? '32' : '64'}_${op}(${a}, ${b})`;
   },
-  negate: (_type, a) => `(-(${a}))`,
+  negate: (type, a) => (type === 'Edm.Decimal' ? `(-(${a}))` : `odata_int${type === 'Edm.Int32' ? '32' : '64'}_neg(${a})`),
   convert: (from, to, a) => (to === 'Edm.Decimal' && from !== 'Edm.Decimal' ? `((${a}) * ${UNIT})` : a),
   call,
   expressionError(error) {

@@ -1,26 +1,48 @@
 /**
  * SQL functions the SQLite adapter adds to every connection, for operations SQLite does not do
- * the way the dialect's rules say (../sql/dialect.ts): exact Decimal multiplication and division
- * on the stored millionths (an integer product of two millionths overflows 64 bits long before
- * the values are large), and Unicode case mapping (SQLite's lower() and upper() know ASCII only).
+ * the way the dialect's rules say (../sql/dialect.ts): integer arithmetic that refuses to leave
+ * its type's range (SQLite silently turns an overflowing integer into a float), Decimal
+ * multiplication and division on the stored millionths (an integer product of two millionths
+ * overflows 64 bits long before the values are large), and Unicode case mapping (SQLite's
+ * lower() and upper() know ASCII only).
  */
 import type Database from 'better-sqlite3';
-import { DECIMAL_SCALE, INT64_MAX, INT64_MIN } from '../../odata/edm';
+import { DECIMAL_SCALE, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN } from '../../odata/edm';
 
 const SCALE = 10n ** BigInt(DECIMAL_SCALE);
 
 /** Thrown inside SQLite when a result leaves the range the engine can hold; answered with a 400. */
 export const OVERFLOW_MESSAGE = 'odata_overflow';
 
-function checked(value: bigint): bigint {
-  if (value > INT64_MAX || value < INT64_MIN) throw new Error(OVERFLOW_MESSAGE);
+function checked(value: bigint, min = INT64_MIN, max = INT64_MAX): bigint {
+  if (value > max || value < min) throw new Error(OVERFLOW_MESSAGE);
   return value;
 }
+
+/** The integer operations, by the name of their SQL function; division truncates toward zero. */
+const INTEGER_OPERATIONS: Readonly<Record<string, (a: bigint, b: bigint) => bigint | null>> = {
+  add: (a, b) => a + b,
+  sub: (a, b) => a - b,
+  mul: (a, b) => a * b,
+  div: (a, b) => (b === 0n ? null : a / b),
+  mod: (a, b) => (b === 0n ? null : a % b),
+};
 
 const toBig = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(v as number));
 
 export function registerFunctions(db: Database.Database): void {
   const options = { deterministic: true, safeIntegers: true } as const;
+  for (const [name, operation] of Object.entries(INTEGER_OPERATIONS)) {
+    for (const [suffix, min, max] of [['32', BigInt(INT32_MIN), BigInt(INT32_MAX)], ['64', INT64_MIN, INT64_MAX]] as const) {
+      db.function(`odata_int${suffix}_${name}`, options, (a: unknown, b: unknown) => {
+        if (a === null || b === null) return null;
+        const result = operation(toBig(a), toBig(b));
+        return result === null ? null : checked(result, min, max);
+      });
+    }
+  }
+  db.function('odata_int32_neg', options, (a: unknown) => (a === null ? null : checked(-toBig(a), BigInt(INT32_MIN), BigInt(INT32_MAX))));
+  db.function('odata_int64_neg', options, (a: unknown) => (a === null ? null : checked(-toBig(a))));
   db.function('odata_dec_mul', options, (a: unknown, b: unknown) => {
     if (a === null || b === null) return null;
     // Truncates toward zero at the sixth decimal, like the division.
