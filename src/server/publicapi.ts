@@ -97,7 +97,7 @@ export function publicApiHandler(app: App): Handler {
           body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
           responder: new HttpResponder(ctx.res),
         };
-        return path.kind === 'operation' ? handleOperation(request, path.operation) : handleResource(request, path);
+        return path.kind === 'operation' ? handleOperation(request, path.operation) : handleResource(request, path, rest);
       }
       case 'batch':
         throw new ODataError(501, `'$batch' is part of the service, but this build does not serve it yet.`);

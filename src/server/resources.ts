@@ -21,6 +21,7 @@ import type { SqlExecutor } from '../store/store';
 import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
+import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import type { ReadSource } from '../odata/plan';
 import { planRead, type PlannedRead, type ReadTarget } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
@@ -356,9 +357,14 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE']);
 
-export async function handleResource(r: ODataRequest, path: ResourcePath): Promise<void> {
+export async function handleResource(r: ODataRequest, path: ResourcePath, rawPath: string): Promise<void> {
   if (r.method === 'GET' || r.method === 'HEAD') return readResource(r, path);
+  const key = r.method === 'POST' ? idempotencyKeyOf(r.header('idempotency-key')) : undefined;
   const body = BODYLESS.has(r.method) ? Buffer.alloc(0) : await r.body();
-  const { reply } = await r.app.store.write(r.accountId, (tx) => writeResource(r, tx, path, body));
+  const reply = await r.app.store.write(r.accountId, async (tx) => {
+    if (key === undefined) return (await writeResource(r, tx, path, body)).reply;
+    const hash = requestHash(r.method, rawPath, body);
+    return once(tx, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, body)).reply);
+  });
   r.responder.send(reply);
 }

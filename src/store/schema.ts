@@ -190,10 +190,31 @@ function orderHistoryTable(model: Model): TableDef {
   };
 }
 
+/**
+ * The first answer to a POST that carried an Idempotency-Key, written in the same transaction
+ * as what the POST created: a retry with the key gets this answer and creates nothing.
+ */
+const idempotencyTable: TableDef = {
+  name: 'idempotency_keys',
+  tenant: true,
+  columns: [
+    col(ACCOUNT_COLUMN, 'int64'),
+    col('idempotency_key', 'text'),
+    col('request_hash', 'text'),
+    col('status', 'int32'),
+    col('headers', 'text'),
+    col('body', 'text', true),
+    col('created_at', 'datetime'),
+  ],
+  primaryKey: [ACCOUNT_COLUMN, 'idempotency_key'],
+  foreignKeys: [],
+  indexes: [{ name: 'idempotency_keys_by_age', columns: [ACCOUNT_COLUMN, 'created_at'], unique: false }],
+};
+
 /** Every table, parents before children (the order DDL must run in). */
 export function buildSchema(model: Model): TableDef[] {
   const entityTables = orderByDependencies(model.entityTypes.map((t) => entityTable(model, t)));
-  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model)];
+  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model), idempotencyTable];
 }
 
 function orderByDependencies(tables: TableDef[]): TableDef[] {
