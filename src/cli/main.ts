@@ -40,9 +40,14 @@ function options(args: string[], names: readonly string[]): Record<string, strin
   return result;
 }
 
+function openStoreFromConfig(): ReturnType<typeof openStore> {
+  const config = loadConfig();
+  return openStore(config.databaseUrl, config.database);
+}
+
 /** Runs a command that needs the migrated store, then closes it. */
 async function withStore<T>(fn: (store: ReturnType<typeof openStore>) => Promise<T>): Promise<T> {
-  const store = openStore(loadConfig().databaseUrl);
+  const store = openStoreFromConfig();
   try {
     await store.migrate();
     return await fn(store);
@@ -61,7 +66,7 @@ async function run(argv: string[]): Promise<void> {
       return serve(loadConfig());
     case 'migrate': {
       options(args, []);
-      const store = openStore(loadConfig().databaseUrl);
+      const store = openStoreFromConfig();
       try {
         const report = await store.migrate();
         process.stdout.write(JSON.stringify(report) + '\n');

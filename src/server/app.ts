@@ -58,7 +58,7 @@ export function createLogger(config: Config): Logger {
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, config.database);
   try {
     await store.migrate();
   } catch (error) {

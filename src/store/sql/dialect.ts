@@ -22,9 +22,10 @@ export type NumericType = 'Edm.Int32' | 'Edm.Int64' | 'Edm.Decimal';
 
 export interface SqlDialect {
   /**
-   * The placeholder for one bound parameter of an expression type. SQLite writes `?`;
-   * PostgreSQL adds a cast (`?::numeric`) so that an untyped parameter has a type even where
-   * nothing else gives it one (`? + ?`).
+   * The placeholder for one bound parameter of an expression type. SQLite writes `?` (cast to
+   * INTEGER for integer types, which better-sqlite3 would bind as REAL); PostgreSQL adds a cast
+   * (`CAST(? AS numeric)`) so that a parameter has a type even where nothing else gives it one
+   * (`? + ?`). A dialect may name an argument more than once in what it renders.
    */
   param(type: ExprType): string;
   /** `<column> IN <one parameter holding a list of ids>`, for the expansions of a page of rows. */

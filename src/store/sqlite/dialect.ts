@@ -67,7 +67,9 @@ function call(name: FunctionName, a: readonly string[]): string {
 }
 
 export const sqliteDialect: SqlDialect = {
-  param: () => '?',
+  // better-sqlite3 binds a JS number as REAL: integer types (Int32, DateTime ms; Int64 and
+  // Decimal arrive as bigint) are cast, or 7 / -2 would be -3.5 instead of -3.
+  param: (type) => (type === 'Edm.Int32' || type === 'Edm.Int64' || type === 'Edm.DateTime' ? 'CAST(? AS INTEGER)' : '?'),
   inIds: (column) => `${column} IN (SELECT value FROM json_each(?))`,
   idsParam: (ids) => `[${ids.join(',')}]`,
   trueSql: '1',

@@ -1,0 +1,70 @@
+/**
+ * Which engine the suite runs on, and a fresh database for each test that needs one.
+ * scripts/run-tests.js runs the whole suite once per engine: TEST_ENGINE=sqlite (the default),
+ * then TEST_ENGINE=postgres with the URLs of a throwaway cluster it started (or the ones the
+ * caller gave as TEST_DATABASE_URL and TEST_DATABASE_OWNER_URL).
+ *
+ * On PostgreSQL every fresh database is a new CREATE DATABASE owned by the owner role, so tests
+ * stay independent as they are with one SQLite file each.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export type TestEngine = 'sqlite' | 'postgres';
+
+export const testEngine: TestEngine = process.env.TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+export interface TestDatabase {
+  /** DATABASE_URL for the service (the app role on PostgreSQL). */
+  readonly url: string;
+  /** DATABASE_OWNER_URL (PostgreSQL with two roles), else undefined. */
+  readonly ownerUrl: string | undefined;
+  /** The SQLite file, or undefined on PostgreSQL. */
+  readonly file: string | undefined;
+  /** The environment a server process needs for this database. */
+  readonly env: Record<string, string>;
+}
+
+export function tempDatabaseFile(): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-test-')), 'catalogue.db');
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`TEST_ENGINE=postgres needs ${name} (scripts/run-tests.js sets it)`);
+  return value;
+}
+
+/** The URL with another database name. */
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = '/' + encodeURIComponent(database);
+  return u.toString();
+}
+
+let created = 0;
+
+/** A new, empty database on the test engine. */
+export async function freshDatabase(): Promise<TestDatabase> {
+  if (testEngine === 'sqlite') {
+    const file = tempDatabaseFile();
+    return { url: `sqlite:${file}`, ownerUrl: undefined, file, env: { DATABASE_URL: `sqlite:${file}` } };
+  }
+  const appUrl = required('TEST_DATABASE_URL');
+  const ownerUrl = process.env.TEST_DATABASE_OWNER_URL || undefined;
+  const name = `t_${process.pid}_${++created}_${Math.random().toString(36).slice(2, 8)}`;
+  // The owner role creates (and so owns) it; a single-role setup creates it as the app role.
+  const creator = new pg.Client({ connectionString: ownerUrl ?? appUrl });
+  await creator.connect();
+  try {
+    // template0 is never connected to, so concurrent creations never wait for each other.
+    await creator.query(`CREATE DATABASE "${name}" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`);
+  } finally {
+    await creator.end();
+  }
+  const url = withDatabase(appUrl, name);
+  const owner = ownerUrl ? withDatabase(ownerUrl, name) : undefined;
+  return { url, ownerUrl: owner, file: undefined, env: { DATABASE_URL: url, ...(owner ? { DATABASE_OWNER_URL: owner } : {}) } };
+}
