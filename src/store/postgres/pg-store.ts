@@ -119,10 +119,15 @@ export class PostgresStore implements Store {
         this.caches.set(client, cache);
       }
       let broken: Error | undefined;
+      // A checked-out connection that the server drops (a crash, a restart) emits 'error' on
+      // the client as well as failing the statement in flight; unheard, it would end the process.
+      const dropped = (error: Error) => (broken = error);
+      client.on('error', dropped);
       try {
-        return await fn(client, cache, (why) => (broken = why));
+        return await fn(client, cache, dropped);
       } finally {
-        if (!broken) await cache.deallocateEvicted(client).catch((error: Error) => (broken = error));
+        if (!broken) await cache.deallocateEvicted(client).catch(dropped);
+        client.off('error', dropped);
         client.release(broken);
       }
     } finally {
