@@ -20,6 +20,7 @@ import { authEndpointsHandler } from '../auth/endpoints';
 import { createHttpServer } from './http';
 import { publicApiHandler } from './publicapi';
 import { SERVICE_PATH } from './service-root';
+import { HEALTH_PATH, healthHandler } from './health';
 
 const PRUNE_INTERVAL_MS = 10 * 60_000;
 
@@ -81,8 +82,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };
+  let draining = false;
   const routes = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
+    { prefix: HEALTH_PATH, handler: healthHandler(store, () => draining) },
     {
       prefix: '/authentication_json_appservice.axd',
       handler: authEndpointsHandler({
@@ -114,6 +117,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     origin: `http://${address}`,
     async close() {
       // Stop accepting, let in-flight requests finish, drop idle keep-alive connections.
+      draining = true;
       clearInterval(pruner);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
