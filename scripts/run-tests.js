@@ -69,10 +69,12 @@ async function postgresHalf() {
   const cluster = await startCluster({ settings: { fsync: 'off', full_page_writes: 'off' } });
   console.log(`\nPostgreSQL test cluster on port ${cluster.port} started in ${Date.now() - started} ms`);
   const stop = () => cluster.destroy();
-  process.once('SIGINT', () => {
-    stop();
-    process.exit(130);
-  });
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      stop();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
   try {
     return await runSuite('postgres', {
       TEST_DATABASE_URL: cluster.appUrl,

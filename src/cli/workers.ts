@@ -22,7 +22,13 @@ const RESTART_BACKOFF_MS = 1_000;
 export async function serveWorkers(config: Config, workers: number): Promise<void> {
   if (cluster.isWorker) {
     // The primary has migrated and made the demo account; a worker only serves.
-    return serve({ ...config, demoAccount: false });
+    try {
+      return await serve({ ...config, demoAccount: false });
+    } catch (error) {
+      // The channel to the primary would keep this process alive: close it, so that it exits.
+      cluster.worker?.disconnect();
+      throw error;
+    }
   }
   const log = createLogger(config);
   const store = openStore(config.databaseUrl, config.database);
@@ -52,20 +58,26 @@ export async function serveWorkers(config: Config, workers: number): Promise<voi
     const lived = Date.now() - (started.get(worker.id) ?? 0);
     started.delete(worker.id);
     if (stopping) return;
+    if (!announced) {
+      // A worker that cannot start (port taken, database refused) would fail again: give up.
+      log.error({ worker: worker.process.pid, code, signal }, 'a worker failed to start; stopping');
+      stop('startup failure', 1);
+      return;
+    }
     log.error({ worker: worker.process.pid, code, signal }, 'a worker died; starting another');
     setTimeout(() => {
       if (!stopping) fork();
     }, lived < QUICK_DEATH_MS ? RESTART_BACKOFF_MS : 0);
   });
   for (let i = 0; i < workers; i++) fork();
-  const stop = (signal: string) => {
+  function stop(reason: string, exitCode = 0): void {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down: every worker drains its in-flight requests');
+    log.info({ reason }, 'shutting down: every worker drains its in-flight requests');
     const alive = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
-    let failed = false;
+    let failed = exitCode !== 0;
     let left = alive.length;
-    if (left === 0) process.exit(0);
+    if (left === 0) process.exit(exitCode);
     for (const worker of alive) {
       worker.once('exit', (code) => {
         if (code !== 0) failed = true;
@@ -73,7 +85,7 @@ export async function serveWorkers(config: Config, workers: number): Promise<voi
       });
       worker.process.kill('SIGTERM');
     }
-  };
+  }
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
 }

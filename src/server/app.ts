@@ -97,13 +97,19 @@ export async function startService(config: Config, options: StartOptions = {}): 
     },
   ];
   const server = createHttpServer(routes, config.limits, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    // Port taken or not allowed: release the database too, or its pool keeps the process alive.
+    await store.close();
+    throw error;
+  }
   // Expired sessions and stale throttle rows are refused anyway; pruning only keeps tables small.
   const pruner = setInterval(() => {
     sessions.pruneExpired().catch((error: unknown) => log.warn({ err: error }, 'pruning expired sessions failed'));

@@ -9,13 +9,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import { createAccount } from '../../src/auth/accounts';
 import { systemClock } from '../../src/clock';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
 import { request, type HttpResponse } from '../support/http-client';
-import { loginAt, serveProcess, type ServeProcess } from '../support/serve-process';
+import { CATALOGUE_BIN, loginAt, serveProcess, type ServeProcess } from '../support/serve-process';
 import { freshDatabase, type TestDatabase } from '../support/test-database';
 
 const SERVICE = '/publicapi/v1/api.svc';
@@ -220,5 +222,36 @@ describe('serve --workers 4 under a concurrent write load', { timeout: 180_000 }
     assert.equal(after.length, 4, 'four workers again');
     assert.ok(!after.includes(before[0]!));
     for (let i = 0; i < 8; i++) assert.equal((await call(served.origin, seller, 'GET', '/')).status, 200);
+  });
+});
+
+describe('serve --workers: refusals', () => {
+  test('a worker that cannot start (port taken) stops the whole service with exit code 1, promptly', async () => {
+    const database = await freshDatabase();
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const started = Date.now();
+      const r = spawnSync(process.execPath, [CATALOGUE_BIN, 'serve', '--workers', '2'], {
+        env: { ...process.env, ...database.env, PORT: String(port), HOST: '127.0.0.1', DEMO_ACCOUNT: 'false' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(r.status, 1, r.stdout + r.stderr);
+      assert.match(r.stderr + r.stdout, /EADDRINUSE/);
+      assert.match(r.stdout, /a worker failed to start; stopping/);
+      assert.ok(Date.now() - started < 10_000, `exited after ${Date.now() - started} ms`);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test('--workers must be a whole number from 1 to 64', () => {
+    for (const bad of ['0', '65', 'four', '-1', '']) {
+      const r = spawnSync(process.execPath, [CATALOGUE_BIN, 'serve', `--workers=${bad}`], { env: { ...process.env, PORT: '0' }, encoding: 'utf8', timeout: 20_000 });
+      assert.equal(r.status, 2, `--workers '${bad}': ${r.stderr}`);
+      assert.match(r.stderr, /--workers must be a whole number from 1 to 64/);
+    }
   });
 });

@@ -50,7 +50,8 @@ let created = 0;
 export async function freshDatabase(): Promise<TestDatabase> {
   if (testEngine === 'sqlite') {
     const file = tempDatabaseFile();
-    return { url: `sqlite:${file}`, ownerUrl: undefined, file, env: { DATABASE_URL: `sqlite:${file}` } };
+    // An owner URL from the caller's environment must not reach a SQLite server process.
+    return { url: `sqlite:${file}`, ownerUrl: undefined, file, env: { DATABASE_URL: `sqlite:${file}`, DATABASE_OWNER_URL: '' } };
   }
   const appUrl = required('TEST_DATABASE_URL');
   const ownerUrl = process.env.TEST_DATABASE_OWNER_URL || undefined;
@@ -66,5 +67,5 @@ export async function freshDatabase(): Promise<TestDatabase> {
   }
   const url = withDatabase(appUrl, name);
   const owner = ownerUrl ? withDatabase(ownerUrl, name) : undefined;
-  return { url, ownerUrl: owner, file: undefined, env: { DATABASE_URL: url, ...(owner ? { DATABASE_OWNER_URL: owner } : {}) } };
+  return { url, ownerUrl: owner, file: undefined, env: { DATABASE_URL: url, DATABASE_OWNER_URL: owner ?? '' } };
 }

@@ -93,8 +93,52 @@ export function postgresTables(tables: readonly TableDef[]): TableDef[] {
 
 const APP_PRIVILEGES = ['SELECT', 'INSERT', 'UPDATE', 'DELETE'] as const;
 
-async function names(client: ClientBase, sql: string, params: unknown[] = []): Promise<Set<string>> {
-  return new Set((await client.query<{ name: string }>(sql, params)).rows.map((r) => r.name));
+/** What the database has already, read in a few queries (a migration with nothing to do is cheap). */
+interface Existing {
+  readonly tables: Set<string>;
+  /** "table.column" */
+  readonly columns: Set<string>;
+  readonly indexes: Set<string>;
+  readonly rowSecurity: Map<string, { enabled: boolean; forced: boolean }>;
+  /** Tables with the tenant policy. */
+  readonly policies: Set<string>;
+  /** "table:PRIVILEGE" the app role holds. */
+  readonly privileges: Set<string>;
+  /** Sequences the app role may use. */
+  readonly sequences: Map<string, boolean>;
+}
+
+async function readExisting(client: ClientBase, appRole: string | undefined): Promise<Existing> {
+  const tables = await client.query<{ name: string; enabled: boolean; forced: boolean; privileges: string[] | null }>(
+    `SELECT c.relname AS name, c.relrowsecurity AS enabled, c.relforcerowsecurity AS forced,
+            CASE WHEN $1::text IS NULL THEN NULL ELSE
+              array_remove(ARRAY[${APP_PRIVILEGES.map((p) => `CASE WHEN has_table_privilege($1::text, c.oid, '${p}') THEN '${p}' END`).join(', ')}], NULL)
+            END AS privileges
+     FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')`,
+    [appRole ?? null],
+  );
+  const columns = await client.query<{ name: string }>(
+    `SELECT table_name || '.' || column_name AS name FROM information_schema.columns WHERE table_schema = current_schema()`,
+  );
+  const indexes = await client.query<{ name: string }>(`SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema()`);
+  const policies = await client.query<{ name: string }>(
+    `SELECT tablename AS name FROM pg_policies WHERE schemaname = current_schema() AND policyname = $1`,
+    [TENANT_POLICY],
+  );
+  const sequences = await client.query<{ name: string; usable: boolean | null }>(
+    `SELECT sequencename AS name, CASE WHEN $1::text IS NULL THEN NULL ELSE has_sequence_privilege($1::text, format('%I', sequencename), 'USAGE') END AS usable
+     FROM pg_sequences WHERE schemaname = current_schema()`,
+    [appRole ?? null],
+  );
+  return {
+    tables: new Set(tables.rows.map((r) => r.name)),
+    columns: new Set(columns.rows.map((r) => r.name)),
+    indexes: new Set(indexes.rows.map((r) => r.name)),
+    rowSecurity: new Map(tables.rows.map((r) => [r.name, { enabled: r.enabled, forced: r.forced }])),
+    policies: new Set(policies.rows.map((r) => r.name)),
+    privileges: new Set(tables.rows.flatMap((r) => (r.privileges ?? []).map((p) => `${r.name}:${p}`))),
+    sequences: new Map(sequences.rows.map((r) => [r.name, r.usable === true])),
+  };
 }
 
 /**
@@ -112,33 +156,41 @@ export async function migratePostgres(client: ClientBase, allTables: readonly Ta
   try {
     await client.query('SELECT pg_advisory_xact_lock($1, $2)', [...MIGRATION_LOCK]);
     await checkServer(client);
-    const existingTables = await names(client, `SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()`);
-    const existingIndexes = await names(client, `SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema()`);
+    const existing = await readExisting(client, appRole);
     for (const t of tables) {
-      if (!existingTables.has(t.name)) {
+      const created = !existing.tables.has(t.name);
+      if (created) {
         await client.query(createTableSql(t));
         report.createdTables.push(t.name);
       } else {
-        const have = await names(client, `SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`, [t.name]);
         for (const c of t.columns) {
-          if (have.has(c.name)) continue;
+          if (existing.columns.has(`${t.name}.${c.name}`)) continue;
           await client.query(`ALTER TABLE ${quote(t.name)} ADD COLUMN ${quote(c.name)} ${typeOf(t, c)}`);
           report.addedColumns.push(`${t.name}.${c.name}`);
         }
       }
       for (const index of t.indexes) {
-        if (existingIndexes.has(indexName(index.name))) continue;
+        if (existing.indexes.has(indexName(index.name))) continue;
         await client.query(createIndexSql(t, index));
         report.createdIndexes.push(index.name);
       }
-      if (t.tenant) await secureTenantTable(client, t);
-      if (appRole) await grantApp(client, t, appRole);
+      if (t.tenant) {
+        // ENABLE and FORCE row-level security (FORCE: the owner is fenced too), and the policy.
+        const security = existing.rowSecurity.get(t.name);
+        if (!security?.enabled) await client.query(`ALTER TABLE ${quote(t.name)} ENABLE ROW LEVEL SECURITY`);
+        if (!security?.forced) await client.query(`ALTER TABLE ${quote(t.name)} FORCE ROW LEVEL SECURITY`);
+        if (!existing.policies.has(t.name)) await client.query(tenantPolicySql(t));
+      }
+      if (appRole) {
+        const missing = APP_PRIVILEGES.filter((p) => created || !existing.privileges.has(`${t.name}:${p}`));
+        if (missing.length) await client.query(`GRANT ${missing.join(', ')} ON ${quote(t.name)} TO ${quote(appRole)}`);
+      }
     }
     await client.query(`CREATE SEQUENCE IF NOT EXISTS ${quote(ID_SEQUENCE)} AS bigint`);
     if (appRole) {
-      for (const sequence of await names(client, `SELECT sequencename AS name FROM pg_sequences WHERE schemaname = current_schema()`)) {
-        const granted = await client.query(`SELECT has_sequence_privilege($1, $2, 'USAGE') AS ok`, [appRole, sequence]);
-        if (!granted.rows[0].ok) await client.query(`GRANT USAGE ON SEQUENCE ${quote(sequence)} TO ${quote(appRole)}`);
+      const sequences = await client.query<{ name: string }>(`SELECT sequencename AS name FROM pg_sequences WHERE schemaname = current_schema()`);
+      for (const { name } of sequences.rows) {
+        if (!existing.sequences.get(name)) await client.query(`GRANT USAGE ON SEQUENCE ${quote(name)} TO ${quote(appRole)}`);
       }
     }
     await client.query('COMMIT');
@@ -155,24 +207,4 @@ async function checkServer(client: ClientBase): Promise<void> {
   if (encoding.toUpperCase() !== 'UTF8') throw new Error(`The database encoding is ${encoding}; the service needs a UTF8 database`);
   const icu = await client.query(`SELECT 1 FROM pg_collation WHERE collname = $1`, [CASE_MAPPING_COLLATION]);
   if (icu.rowCount === 0) throw new Error(`The server has no ICU collation "${CASE_MAPPING_COLLATION}" (PostgreSQL built without ICU); the service needs it for Unicode case mapping`);
-}
-
-/** ENABLE and FORCE row-level security (FORCE: the owner is fenced too) and the tenant policy. */
-async function secureTenantTable(client: ClientBase, t: TableDef): Promise<void> {
-  const state = await client.query<{ relrowsecurity: boolean; relforcerowsecurity: boolean }>(
-    `SELECT relrowsecurity, relforcerowsecurity FROM pg_class WHERE oid = to_regclass($1)`,
-    [quote(t.name)],
-  );
-  const { relrowsecurity, relforcerowsecurity } = state.rows[0]!;
-  if (!relrowsecurity) await client.query(`ALTER TABLE ${quote(t.name)} ENABLE ROW LEVEL SECURITY`);
-  if (!relforcerowsecurity) await client.query(`ALTER TABLE ${quote(t.name)} FORCE ROW LEVEL SECURITY`);
-  const policy = await client.query(`SELECT 1 FROM pg_policies WHERE schemaname = current_schema() AND tablename = $1 AND policyname = $2`, [t.name, TENANT_POLICY]);
-  if (policy.rowCount === 0) await client.query(tenantPolicySql(t));
-}
-
-async function grantApp(client: ClientBase, t: TableDef, appRole: string): Promise<void> {
-  for (const privilege of APP_PRIVILEGES) {
-    const held = await client.query(`SELECT has_table_privilege($1, $2, $3) AS ok`, [appRole, quote(t.name), privilege]);
-    if (!held.rows[0].ok) await client.query(`GRANT ${privilege} ON ${quote(t.name)} TO ${quote(appRole)}`);
-  }
 }
