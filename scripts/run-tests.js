@@ -68,7 +68,11 @@ async function postgresHalf() {
   // is about durability, starts its own cluster with the defaults.
   const cluster = await startCluster({ settings: { fsync: 'off', full_page_writes: 'off' } });
   console.log(`\nPostgreSQL test cluster on port ${cluster.port} started in ${Date.now() - started} ms`);
-  const stop = () => cluster.destroy();
+  const stop = () => {
+    const stopping = Date.now();
+    cluster.destroy();
+    console.log(`PostgreSQL test cluster stopped and removed in ${Date.now() - stopping} ms`);
+  };
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, () => {
       stop();

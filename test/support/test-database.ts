@@ -5,7 +5,8 @@
  * caller gave as TEST_DATABASE_URL and TEST_DATABASE_OWNER_URL).
  *
  * On PostgreSQL every fresh database is a new CREATE DATABASE owned by the owner role, so tests
- * stay independent as they are with one SQLite file each.
+ * stay independent as they are with one SQLite file each; each test process drops its databases
+ * when it is done.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -45,6 +46,38 @@ export function withDatabase(url: string, database: string): string {
 }
 
 let created = 0;
+/** Databases this process made, dropped when it is about to exit (see dropOnExit). */
+const toDrop: string[] = [];
+
+/**
+ * Drops this process's databases once its tests are done (the event loop is empty, so every
+ * service and child process of its tests has closed its connections), so that a run leaves no
+ * databases behind and a throwaway cluster stays small. A database still in use is left alone.
+ */
+function dropOnExit(creatorUrl: string, name: string): void {
+  toDrop.push(name);
+  if (toDrop.length > 1) return;
+  let dropping = false;
+  process.on('beforeExit', () => {
+    if (dropping) return;
+    dropping = true;
+    void (async () => {
+      const client = new pg.Client({ connectionString: creatorUrl });
+      try {
+        await client.connect();
+        for (const database of toDrop) {
+          await client.query(`DROP DATABASE IF EXISTS "${database}"`).catch((error: Error) => {
+            process.stderr.write(`test database ${database} was not dropped: ${error.message}\n`);
+          });
+        }
+      } catch (error) {
+        process.stderr.write(`test databases were not dropped: ${(error as Error).message}\n`);
+      } finally {
+        await client.end().catch(() => undefined);
+      }
+    })();
+  });
+}
 
 /** A new, empty database on the test engine. */
 export async function freshDatabase(): Promise<TestDatabase> {
@@ -65,6 +98,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
   } finally {
     await creator.end();
   }
+  dropOnExit(ownerUrl ?? appUrl, name);
   const url = withDatabase(appUrl, name);
   const owner = ownerUrl ? withDatabase(ownerUrl, name) : undefined;
   return { url, ownerUrl: owner, file: undefined, env: { DATABASE_URL: url, DATABASE_OWNER_URL: owner ?? '' } };
