@@ -32,6 +32,9 @@ export interface PostgresOptions {
   readonly statementTimeoutMs?: number;
 }
 
+/** Longest wait for a pooled connection when all are busy. */
+const POOL_WAIT_MS = 30_000;
+
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
 
@@ -43,6 +46,8 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
   return {
     connectionString: url,
     max: options.poolSize ?? 10,
+    // A request that waits this long for a free connection fails (500) instead of hanging.
+    connectionTimeoutMillis: POOL_WAIT_MS,
     // ISO dates in UTC: the timestamp parser (./values.ts) reads exactly that.
     options: '-c datestyle=ISO,MDY -c timezone=UTC',
     application_name: 'catalogue-service',
