@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
-import { startService, type RunningService } from '../server/app';
+import { startService } from '../server/app';
 import { countAccounts, createAccount } from '../auth/accounts';
 import { systemClock } from '../clock';
 import type { Store } from '../store/store';

@@ -16,7 +16,6 @@ import assert from 'node:assert/strict';
 import { createAccount } from '../../src/auth/accounts';
 import { systemClock } from '../../src/clock';
 import { openStore } from '../../src/store/open';
-import type { Store } from '../../src/store/store';
 import { request, type HttpResponse } from '../support/http-client';
 import { findPostgresBin, startCluster, type Cluster } from '../support/postgres-cluster';
 import { loginAt, serveProcess, type ServeProcess } from '../support/serve-process';

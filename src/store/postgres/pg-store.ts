@@ -18,7 +18,7 @@ import { pgDialect } from './dialect';
 import { ID_SEQUENCE, TENANT_SETTING, migratePostgres } from './ddl';
 import { ConnectionExecutor } from './executor';
 import { StatementCache } from './statements';
-import { DatabaseUnavailableError } from '../errors';
+import { ConfigurationError, DatabaseUnavailableError } from '../errors';
 
 export interface PostgresOptions {
   /** The APP role's connection URL: it serves every request. */
@@ -79,7 +79,17 @@ export class PostgresStore implements Store {
     const appRole = await reachable(this.options.url, () =>
       this.withConnection(async (client) => (await client.query<{ role: string }>('SELECT current_user AS role')).rows[0]!.role),
     );
-    if (!this.options.ownerUrl) return this.withConnection((client) => migratePostgres(client, this.options.tables, undefined));
+    if (!this.options.ownerUrl) {
+      try {
+        return await this.withConnection((client) => migratePostgres(client, this.options.tables, undefined));
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '42501') throw error;
+        throw new ConfigurationError(
+          `The role of DATABASE_URL (${appRole}) may not change the schema (${(error as Error).message}). ` +
+            'Set DATABASE_OWNER_URL to the role that owns the tables, so that it runs the migrations.',
+        );
+      }
+    }
     const owner = new pg.Client({ ...connectionConfig(this.options.ownerUrl, this.options), statement_timeout: 0 });
     await reachable(this.options.ownerUrl, () => owner.connect());
     try {
