@@ -1,10 +1,17 @@
 #!/usr/bin/env node
 'use strict';
-// Runs every compiled test file (dist/test/**/*.test.js) with node's built-in test runner.
-// Node 20's runner does not expand globs, so the files are listed here.
+// Runs every compiled test file (dist/test/**/*.test.js) with node's built-in test runner, twice:
+// the whole suite on SQLite, then the whole suite on PostgreSQL. For the PostgreSQL half it uses
+// TEST_DATABASE_URL (and TEST_DATABASE_OWNER_URL) when set, or else starts a throwaway cluster
+// with PostgreSQL's own initdb and pg_ctl and removes it afterwards. Without PostgreSQL it says
+// plainly that it skipped that half, and fails instead when REQUIRE_POSTGRES=1 (CI sets it).
+//
+// TEST_ENGINES=sqlite or TEST_ENGINES=postgres runs one half only. Arguments are passed to the
+// test runner (e.g. --test-name-pattern). Node 20's runner does not expand globs, so the files
+// are listed here.
 const fs = require('node:fs');
 const path = require('node:path');
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 
 const root = path.join(__dirname, '..', 'dist', 'test');
 function collect(dir) {
@@ -22,5 +29,77 @@ if (files.length === 0) {
   console.error('No test files found under dist/test: did the build run?');
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--test', ...process.argv.slice(2), ...files], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+
+// Test files wait on HTTP and the database far more than they compute: several run at once.
+const CONCURRENCY = process.env.TEST_CONCURRENCY || '4';
+
+function runSuite(engine, env) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    console.log(`\n=== ${engine}: the whole suite (${files.length} files) ===\n`);
+    const child = spawn(process.execPath, ['--test', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
+      stdio: 'inherit',
+      env: { ...process.env, ...env, TEST_ENGINE: engine },
+    });
+    child.on('exit', (code, signal) => {
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      console.log(`\n=== ${engine}: ${code === 0 ? 'passed' : 'FAILED'} in ${seconds} s ===`);
+      resolve(code === 0 && !signal);
+    });
+  });
+}
+
+async function postgresHalf() {
+  if (process.env.TEST_DATABASE_URL) {
+    return runSuite('postgres', {});
+  }
+  const { findPostgresBin, startCluster } = require(path.join(root, 'support', 'postgres-cluster.js'));
+  if (!findPostgresBin()) {
+    const message = 'PostgreSQL half SKIPPED: no PostgreSQL server binaries (initdb, pg_ctl) found and TEST_DATABASE_URL is not set.';
+    if (process.env.REQUIRE_POSTGRES === '1') {
+      console.error(`\n${message}\nREQUIRE_POSTGRES=1: the PostgreSQL half is required here, so this run fails.`);
+      return false;
+    }
+    console.log(`\n${message}`);
+    return 'skipped';
+  }
+  const started = Date.now();
+  // A throwaway cluster: fsync off makes its many CREATE DATABASEs cheap. The crash test, which
+  // is about durability, starts its own cluster with the defaults.
+  const cluster = await startCluster({ settings: { fsync: 'off', full_page_writes: 'off' } });
+  console.log(`\nPostgreSQL test cluster on port ${cluster.port} started in ${Date.now() - started} ms`);
+  const stop = () => {
+    const stopping = Date.now();
+    cluster.destroy();
+    console.log(`PostgreSQL test cluster stopped and removed in ${Date.now() - stopping} ms`);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      stop();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+  try {
+    return await runSuite('postgres', {
+      TEST_DATABASE_URL: cluster.appUrl,
+      TEST_DATABASE_OWNER_URL: cluster.ownerUrl,
+    });
+  } finally {
+    stop();
+  }
+}
+
+async function main() {
+  const engines = (process.env.TEST_ENGINES || 'sqlite,postgres').split(',').map((e) => e.trim());
+  const results = {};
+  if (engines.includes('sqlite')) results.sqlite = await runSuite('sqlite', {});
+  if (engines.includes('postgres')) results.postgres = await postgresHalf();
+  const word = (result) => (result === 'skipped' ? 'SKIPPED' : result ? 'passed' : 'FAILED');
+  console.log(`\nSummary: ${Object.entries(results).map(([e, result]) => `${e} ${word(result)}`).join(', ')}`);
+  process.exit(Object.values(results).every((result) => result === true || result === 'skipped') ? 0 : 1);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -2,7 +2,7 @@
  * Configuration from environment variables, each with a safe default, so `npm start` needs none.
  * The README's configuration table lists the same names; keep them in step.
  */
-import { DEFAULT_DATABASE_URL } from './store/open';
+import { DEFAULT_DATABASE_URL, type DatabaseOptions } from './store/open';
 import type { ReadLimits } from './odata/read-options';
 
 export interface Limits {
@@ -26,6 +26,8 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string;
+  /** PostgreSQL only: owner role for migrations, pool size, statement timeout. */
+  readonly database: DatabaseOptions;
   readonly logLevel: string;
   /** Create and print a demo account when the database has no account. */
   readonly demoAccount: boolean;
@@ -76,6 +78,11 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    database: {
+      ownerUrl: env.DATABASE_OWNER_URL || undefined,
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+      statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    },
     logLevel: env.LOG_LEVEL || 'info',
     demoAccount: flag(env, 'DEMO_ACCOUNT', true),
     publicUrl,

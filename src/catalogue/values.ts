@@ -91,6 +91,10 @@ export function checkValues(type: EntityTypeDef, row: Readonly<Record<string, Ed
       if (!p.nullable) throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} cannot be null.`);
       continue;
     }
+    // PostgreSQL text cannot hold U+0000; refused on every engine so that both keep the same data.
+    if (typeof v === 'string' && p.type === 'Edm.String' && v.includes('\u0000')) {
+      throw badRequest(`The property '${p.name}' must not contain the character U+0000 (NUL).`);
+    }
     if (typeof v === 'string' && p.type === 'Edm.String' && p.maxLength !== undefined && codePoints(v) > p.maxLength) {
       throw badRequest(`The property '${p.name}' is longer than its maximum length of ${p.maxLength} characters.`);
     }

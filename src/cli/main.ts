@@ -13,11 +13,13 @@ import { serve } from './serve';
 import { fillDemoAccount, importPlatformFile } from './platform-commands';
 import { DocumentFileError } from '../platform/document-file';
 import { DemoDataExistsError } from '../platform/demo';
+import { serveWorkers } from './workers';
 
 const USAGE = `Usage: catalogue <command>
 
 Commands:
-  serve                                         serve the OData service (what npm start runs)
+  serve [--workers N]                           serve the OData service (what npm start runs); with
+                                                --workers, N processes share the port (node:cluster)
   migrate                                       create or update the database schema
   account create --user NAME --password PW      create a seller account; prints {"accountId","userName","subscriptionToken"}
   token create --user NAME                      issue another SubscriptionToken for an account
@@ -48,9 +50,25 @@ function options(args: string[], names: readonly string[], positionalCount = 0):
   return [result, positionals];
 }
 
+function openStoreFromConfig(): ReturnType<typeof openStore> {
+  const config = loadConfig();
+  return openStore(config.databaseUrl, config.database);
+}
+
+/** The optional `--workers N` of serve (1 to 64), or undefined for a single process. */
+function workerCount(args: string[]): number | undefined {
+  const { values, positionals } = parseArgs({ args, options: { workers: { type: 'string' } }, strict: true, allowPositionals: true });
+  if (positionals.length) throw new UsageError(`Unexpected argument '${positionals[0]}'.`);
+  if (values.workers === undefined) return undefined;
+  if (!/^\d+$/.test(values.workers) || Number(values.workers) < 1 || Number(values.workers) > 64) {
+    throw new UsageError(`--workers must be a whole number from 1 to 64, not '${values.workers}'.`);
+  }
+  return Number(values.workers);
+}
+
 /** Runs a command that needs the migrated store, then closes it. */
 async function withStore<T>(fn: (store: ReturnType<typeof openStore>) => Promise<T>): Promise<T> {
-  const store = openStore(loadConfig().databaseUrl);
+  const store = openStoreFromConfig();
   try {
     await store.migrate();
     return await fn(store);
@@ -65,12 +83,13 @@ async function run(argv: string[]): Promise<void> {
   const key = grouped ? `${command} ${sub ?? ''}` : command;
   const args = grouped ? rest : argv.slice(1);
   switch (key) {
-    case 'serve':
-      options(args, []);
-      return serve(loadConfig());
+    case 'serve': {
+      const workers = workerCount(args);
+      return workers === undefined ? serve(loadConfig()) : serveWorkers(loadConfig(), workers);
+    }
     case 'migrate': {
       options(args, []);
-      const store = openStore(loadConfig().databaseUrl);
+      const store = openStoreFromConfig();
       try {
         const report = await store.migrate();
         process.stdout.write(JSON.stringify(report) + '\n');

@@ -4,8 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
-import { startService, type RunningService } from '../server/app';
+import { startService } from '../server/app';
 import { countAccounts, createAccount } from '../auth/accounts';
+import { systemClock } from '../clock';
+import type { Store } from '../store/store';
 
 export const DEMO_USER = 'demo';
 
@@ -26,20 +28,20 @@ export function demoBanner(origin: string, password: string, token: string): str
   ].join('\n');
 }
 
-async function createDemoAccount(service: RunningService): Promise<void> {
-  const { app } = service;
-  if ((await countAccounts(app.store)) > 0) return;
+/** Creates the demo account in an empty database and prints its banner for `origin`. */
+export async function createDemoAccount(store: Store, origin: string): Promise<void> {
+  if ((await countAccounts(store)) > 0) return;
   const password = randomBytes(12).toString('base64url');
-  const account = await createAccount(app.store, app.clock, { userName: DEMO_USER, password });
+  const account = await createAccount(store, systemClock, { userName: DEMO_USER, password });
   // A wildcard listen address is reached on loopback from the same machine.
-  const origin = service.origin.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
-  process.stdout.write(demoBanner(origin, password, account.subscriptionToken) + '\n');
+  const reachable = origin.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+  process.stdout.write(demoBanner(reachable, password, account.subscriptionToken) + '\n');
 }
 
 export async function serve(config: Config): Promise<void> {
   const service = await startService(config);
   service.app.log.info({ origin: service.origin, database: service.app.store.engine }, 'catalogue-service listening');
-  if (config.demoAccount) await createDemoAccount(service);
+  if (config.demoAccount) await createDemoAccount(service.app.store, service.origin);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

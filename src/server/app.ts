@@ -24,6 +24,7 @@ import { publicApiHandler } from './publicapi';
 import { PLATFORM_PATH, platformApiHandler } from './platform-api';
 import { PlatformIntake } from '../platform/intake';
 import { SERVICE_PATH } from './service-root';
+import { HEALTH_PATH, healthHandler } from './health';
 
 const PRUNE_INTERVAL_MS = 10 * 60_000;
 
@@ -64,7 +65,7 @@ export function createLogger(config: Config): Logger {
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const log = options.log ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const store = openStore(config.databaseUrl);
+  const store = openStore(config.databaseUrl, config.database);
   try {
     await store.migrate();
   } catch (error) {
@@ -89,8 +90,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };
+  let draining = false;
   const routes: Route[] = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
+    { prefix: HEALTH_PATH, handler: healthHandler(store, () => draining) },
     {
       prefix: '/authentication_json_appservice.axd',
       handler: authEndpointsHandler({
@@ -106,13 +109,19 @@ export async function startService(config: Config, options: StartOptions = {}): 
     routes.push({ prefix: PLATFORM_PATH, handler: platformApiHandler(app, new PlatformIntake(catalogue), config.platformToken) });
   }
   const server = createHttpServer(routes, config.limits, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
+  } catch (error) {
+    // Port taken or not allowed: release the database too, or its pool keeps the process alive.
+    await store.close();
+    throw error;
+  }
   // Expired sessions and stale throttle rows are refused anyway; pruning only keeps tables small.
   const pruner = setInterval(() => {
     sessions.pruneExpired().catch((error: unknown) => log.warn({ err: error }, 'pruning expired sessions failed'));
@@ -126,6 +135,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     origin: `http://${address}`,
     async close() {
       // Stop accepting, let in-flight requests finish, drop idle keep-alive connections.
+      draining = true;
       clearInterval(pruner);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { badRequest, ODataError } from '../odata/errors';
-import type { SqlExecutor } from '../store/store';
+import type { SqlExecutor, ValueCodec } from '../store/store';
 import type { Reply } from './responder';
 
 export const KEY_LIFETIME_MS = 24 * 60 * 60_000;
@@ -41,9 +41,9 @@ interface StoredReply {
  * Runs `create` once per key: the stored answer when the key was seen (409 when it came with
  * another request), else create's answer, stored with it. Call inside the create's transaction.
  */
-export async function once(tx: SqlExecutor, accountId: number, key: string, hash: string, now: number, create: () => Promise<Reply>): Promise<Reply> {
+export async function once(tx: SqlExecutor, codec: ValueCodec, accountId: number, key: string, hash: string, now: number, create: () => Promise<Reply>): Promise<Reply> {
   // Forgotten keys go first, per account (a tenant-scoped statement, as row-level security wants).
-  await tx.run('DELETE FROM idempotency_keys WHERE account_id = ? AND created_at < ?', [accountId, BigInt(now - KEY_LIFETIME_MS)]);
+  await tx.run('DELETE FROM idempotency_keys WHERE account_id = ? AND created_at < ?', [accountId, codec.encode('Edm.DateTime', now - KEY_LIFETIME_MS)]);
   const stored = await tx.get<StoredReply>(
     'SELECT request_hash, status, headers, body FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
     [accountId, key],
@@ -67,7 +67,7 @@ export async function once(tx: SqlExecutor, accountId: number, key: string, hash
   const body = reply.body === undefined ? null : typeof reply.body === 'string' ? reply.body : reply.body.toString('utf8');
   await tx.run(
     'INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    [accountId, key, hash, BigInt(reply.status), JSON.stringify(headers), body, BigInt(now)],
+    [accountId, key, hash, codec.encode('Edm.Int32', reply.status), JSON.stringify(headers), body, codec.encode('Edm.DateTime', now)],
   );
   return reply;
 }

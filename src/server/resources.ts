@@ -364,7 +364,7 @@ export async function handleResource(r: ODataRequest, path: ResourcePath, rawPat
   const reply = await r.app.store.write(r.accountId, async (tx) => {
     if (key === undefined) return (await writeResource(r, tx, path, body)).reply;
     const hash = requestHash(r.method, rawPath, body);
-    return once(tx, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, body)).reply);
+    return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, body)).reply);
   });
   r.responder.send(reply);
 }

@@ -3,10 +3,24 @@ import { model } from '../model/catalogue-model';
 import { buildSchema } from './schema';
 import type { Store } from './store';
 import { SqliteStore } from './sqlite/sqlite-store';
+import { PostgresStore } from './postgres/pg-store';
+import { ConfigurationError } from './errors';
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/catalogue.db';
 
-export class ConfigurationError extends Error {}
+export { ConfigurationError } from './errors';
+
+/** Settings that only the PostgreSQL adapter uses. */
+export interface DatabaseOptions {
+  /** The owner role's URL, for migrations (DATABASE_OWNER_URL). */
+  readonly ownerUrl?: string | undefined;
+  /** Connections at most per process (DATABASE_POOL_SIZE). */
+  readonly poolSize?: number;
+  /** Server-side limit on one statement, 0 for none (DATABASE_STATEMENT_TIMEOUT_MS). */
+  readonly statementTimeoutMs?: number;
+}
+
+export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);
 
 /** The SQLite file named by a `sqlite:` URL, a `file:` URL, or a plain path. */
 export function sqliteFileOf(databaseUrl: string): string {
@@ -16,12 +30,9 @@ export function sqliteFileOf(databaseUrl: string): string {
   return file;
 }
 
-export function openStore(databaseUrl: string = DEFAULT_DATABASE_URL): Store {
-  if (/^postgres(ql)?:\/\//i.test(databaseUrl)) {
-    throw new ConfigurationError(
-      'DATABASE_URL selects PostgreSQL, but this build has no PostgreSQL adapter yet. ' +
-        'Unset DATABASE_URL to use the embedded SQLite database, or set it to sqlite:<file>.',
-    );
-  }
-  return new SqliteStore({ file: sqliteFileOf(databaseUrl), tables: buildSchema(model) });
+export function openStore(databaseUrl: string = DEFAULT_DATABASE_URL, options: DatabaseOptions = {}): Store {
+  const tables = buildSchema(model);
+  if (isPostgresUrl(databaseUrl)) return new PostgresStore({ url: databaseUrl, tables, ...options });
+  if (options.ownerUrl) throw new ConfigurationError('DATABASE_OWNER_URL is for PostgreSQL; DATABASE_URL names a SQLite database');
+  return new SqliteStore({ file: sqliteFileOf(databaseUrl), tables });
 }

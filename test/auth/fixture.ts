@@ -1,14 +1,14 @@
 /**
- * Shared set-up for the auth tests: a real SQLite store in a fresh temporary directory, a store
+ * Shared set-up for the auth tests: a real store on a fresh database of the engine under test, a store
  * wrapper that counts database calls, and a seeded random source (so a failing mutation case
  * can be reproduced).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { openStore } from '../../src/store/open';
 import type { SqlExecutor, SqlValue, Store } from '../../src/store/store';
 import { mulberry32 } from '../support/random';
+import { freshDatabase } from '../support/test-database';
 
 export interface TempStore {
   readonly store: Store;
@@ -16,14 +16,14 @@ export interface TempStore {
 }
 
 export async function openTempStore(): Promise<TempStore> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-auth-test-'));
-  const store = openStore('sqlite:' + path.join(dir, 'auth.db'));
+  const database = await freshDatabase();
+  const store = openStore(database.url, { ownerUrl: database.ownerUrl });
   await store.migrate();
   return {
     store,
     async close() {
       await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (database.file) fs.rmSync(path.dirname(database.file), { recursive: true, force: true });
     },
   };
 }

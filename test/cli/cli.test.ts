@@ -1,28 +1,30 @@
 /**
- * The `catalogue` command as a user runs it: separate processes on a real SQLite file. Covers the
- * account and token commands, migrate, the refusal of a PostgreSQL URL, the first start's demo
+ * The `catalogue` command as a user runs it: separate processes on a real database of the engine
+ * under test. Covers the account and token commands, migrate, a plain refusal of a database that
+ * cannot be reached, the first start's demo
  * account with its curl sequence (run with the real curl), and restarts that keep every account
  * and session. Prints the cold-start and idle-RSS figures.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { request } from '../support/http-client';
-import { tempDatabaseFile } from '../support/live-service';
-import { BIN, serve as serveProcess, type Served } from '../support/served';
+import { freePort } from '../support/postgres-cluster';
+import { freshDatabase, type TestDatabase } from '../support/test-database';
+import { CATALOGUE_BIN as BIN, serveProcess, type ServeProcess as Served } from '../support/serve-process';
 
 
-function cli(databaseFile: string, args: string[], env: Record<string, string> = {}) {
+function cli(db: TestDatabase, args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...process.env, DATABASE_URL: `sqlite:${databaseFile}`, LOG_LEVEL: 'silent', ...env },
+    env: { ...process.env, ...db.env, LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Starts `catalogue serve` on a SQLite file (see ../support/served.ts). */
-const serve = (databaseFile: string, env: Record<string, string> = {}): Promise<Served> => serveProcess(`sqlite:${databaseFile}`, env);
+/** Starts `catalogue serve` on the test database (see ../support/serve-process.ts); the demo account is on, as for a user. */
+const serve = (db: TestDatabase, env: Record<string, string> = {}): Promise<Served> => serveProcess({ DEMO_ACCOUNT: 'true', ...db.env, ...env });
 
 async function waitFor(predicate: () => boolean, what: string, ms = 10_000): Promise<void> {
   const until = Date.now() + ms;
@@ -33,7 +35,10 @@ async function waitFor(predicate: () => boolean, what: string, ms = 10_000): Pro
 }
 
 describe('account and token commands', () => {
-  const db = tempDatabaseFile();
+  let db: TestDatabase;
+  before(async () => {
+    db = await freshDatabase();
+  });
 
   test('account create prints one JSON line with accountId, userName and subscriptionToken', () => {
     const r = cli(db, ['account', 'create', '--user', 'alice', '--password', 'alice-password']);
@@ -75,8 +80,8 @@ describe('account and token commands', () => {
     assert.match(nobody.stderr, /nobody/);
   });
 
-  test('migrate creates the schema once and reports nothing the second time', () => {
-    const fresh = tempDatabaseFile();
+  test('migrate creates the schema once and reports nothing the second time', async () => {
+    const fresh = await freshDatabase();
     const first = JSON.parse(cli(fresh, ['migrate']).stdout) as { createdTables: string[] };
     assert.ok(first.createdTables.includes('products'));
     assert.ok(first.createdTables.includes('sessions'));
@@ -84,21 +89,22 @@ describe('account and token commands', () => {
     assert.deepEqual(second, { createdTables: [], addedColumns: [], createdIndexes: [] });
   });
 
-  test('a postgres:// DATABASE_URL fails with a clear message until that adapter exists', () => {
+  test('a PostgreSQL server that cannot be reached is refused plainly, without a stack trace', async () => {
+    const port = await freePort(); // nothing listens there
     const r = spawnSync(process.execPath, [BIN, 'serve'], {
-      env: { ...process.env, DATABASE_URL: 'postgres://user@127.0.0.1:5432/catalogue', PORT: '0' },
+      env: { ...process.env, DATABASE_URL: `postgres://app@127.0.0.1:${port}/catalogue`, DATABASE_OWNER_URL: '', PORT: '0' },
       encoding: 'utf8',
       timeout: 20_000,
     });
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /PostgreSQL/);
+    assert.match(r.stderr, new RegExp(`PostgreSQL at 127\\.0\\.0\\.1:${port}`));
     assert.doesNotMatch(r.stderr, /\bat .*\.js:\d+/);
   });
 });
 
 describe('catalogue serve', () => {
   test('on an empty database it prints a demo account and a curl sequence that works as printed', async (t) => {
-    const db = tempDatabaseFile();
+    const db = await freshDatabase();
     const started = Date.now();
     const served = await serve(db);
     try {
@@ -127,7 +133,7 @@ describe('catalogue serve', () => {
   });
 
   test('DEMO_ACCOUNT=false starts without creating an account', async () => {
-    const db = tempDatabaseFile();
+    const db = await freshDatabase();
     const served = await serve(db, { DEMO_ACCOUNT: 'false' });
     await served.stop();
     assert.doesNotMatch(served.output(), /demo account/);
@@ -136,7 +142,7 @@ describe('catalogue serve', () => {
   });
 
   test('10 restarts in a row keep every account, token and session', async () => {
-    const db = tempDatabaseFile();
+    const db = await freshDatabase();
     const accounts = [1, 2, 3].map((i) => JSON.parse(cli(db, ['account', 'create', '--user', `user${i}`, '--password', `password-${i}-x`]).stdout) as { subscriptionToken: string; userName: string });
     let served = await serve(db);
     const cookies: string[] = [];

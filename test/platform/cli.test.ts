@@ -1,36 +1,37 @@
 /**
  * `catalogue platform import` and `catalogue demo` as a user runs them: separate processes on a
- * real SQLite file, whose results are then read through the live service over HTTP.
+ * real database of the engine under test, whose results are then read through the live service
+ * over HTTP.
  */
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { login, startLive, tempDatabaseFile, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { login, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { freshDatabase, type TestDatabase } from '../support/test-database';
+import { CATALOGUE_BIN as BIN } from '../support/serve-process';
 import { callOperation, getCollection, jsonDate, operationValue } from '../operations/operation-client';
 import { orderDocument, orderItem, paymentEvent, shipmentEvent, type Json } from './platform-client';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'catalogue.js');
-
-function cli(databaseFile: string, args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, DATABASE_URL: `sqlite:${databaseFile}`, LOG_LEVEL: 'silent' }, encoding: 'utf8' });
+function cli(db: TestDatabase, args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...db.env, LOG_LEVEL: 'silent' }, encoding: 'utf8' });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** A database with one account made by the CLI; the seller's credentials. */
-function accountIn(databaseFile: string, userName: string) {
+function accountIn(db: TestDatabase, userName: string) {
   const password = `${userName}-password`;
-  const r = cli(databaseFile, ['account', 'create', '--user', userName, '--password', password]);
+  const r = cli(db, ['account', 'create', '--user', userName, '--password', password]);
   assert.equal(r.status, 0, r.stderr);
   const { accountId, subscriptionToken } = JSON.parse(r.stdout) as { accountId: number; subscriptionToken: string };
   return { accountId, userName, password, token: subscriptionToken };
 }
 
 /** Serves the database, logs the account in, runs fn, stops. */
-async function served<T>(databaseFile: string, account: ReturnType<typeof accountIn>, fn: (live: LiveService, seller: Seller) => Promise<T>): Promise<T> {
-  const live = await startLive({ databaseFile });
+async function served<T>(database: TestDatabase, account: ReturnType<typeof accountIn>, fn: (live: LiveService, seller: Seller) => Promise<T>): Promise<T> {
+  const live = await startLive({ database });
   try {
     const cookie = await login(live, account.userName, account.password);
     assert.ok(cookie);
@@ -50,8 +51,12 @@ function writeFile(name: string, text: string): string {
 const ndjson = (docs: Json[]) => docs.map((d) => JSON.stringify(d)).join('\n') + '\n';
 
 describe('catalogue platform import', () => {
-  const db = tempDatabaseFile();
-  const account = accountIn(db, 'importer');
+  let db: TestDatabase;
+  let account: ReturnType<typeof accountIn>;
+  before(async () => {
+    db = await freshDatabase();
+    account = accountIn(db, 'importer');
+  });
   const docs: Json[] = [orderDocument('IMP-1', [orderItem('I-1'), orderItem('I-2')]), paymentEvent('IMP-1'), shipmentEvent('IMP-1'), { kind: 'listing', PlatformItemId: 'L-IMP', Status: 1, Price: '5' }];
 
   test('an NDJSON file: one line per document with its outcome; importing it again changes nothing', async () => {
@@ -124,7 +129,7 @@ describe('catalogue platform import', () => {
 
 describe('catalogue demo', () => {
   test('fills an account with at least 50 products with variations, images, specifics and catalogs, listings and 20 orders with history', async () => {
-    const db = tempDatabaseFile();
+    const db = await freshDatabase();
     const account = accountIn(db, 'demo-user');
     const started = Date.now();
     const r = cli(db, ['demo', '--user', 'demo-user']);

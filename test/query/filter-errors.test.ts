@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
-import { encodeOption, engineOptions, KeepAliveClient, odataError, seedRow } from './fixture';
+import { encodeOption, KeepAliveClient, odataError, seedRow } from './fixture';
 
 let live: LiveService;
 let seller: Seller;
@@ -16,7 +16,7 @@ let client: KeepAliveClient;
 let before_: Record<string, string[]>;
 
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   seller = await newSeller(live, 'filtererrors');
   client = new KeepAliveClient(4);
   const product = await seedRow(live, seller.accountId, 'Products', { Title: 'Shirt', Price: '19.99', StockAmount: 3, ExternalProductId: 5n });

@@ -10,7 +10,7 @@ import { childElements, parseXml, type XmlElement } from '../clients/datajs';
 import { request, type HttpResponse } from '../support/http-client';
 import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { ATOM, M, RELATED } from '../support/spec';
-import { atomIds, engineOptions, filterUrl, jsonEntities, jsonIds, KeepAliveClient, seedRow, sellerHeaders, sortIds, type SpaceEncoding, type Values } from './fixture';
+import { atomIds, filterUrl, jsonEntities, jsonIds, KeepAliveClient, seedRow, sellerHeaders, sortIds, type SpaceEncoding, type Values } from './fixture';
 
 const utc = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0) => Date.UTC(y, mo - 1, d, h, mi, s, ms);
 
@@ -39,7 +39,7 @@ async function seed(owner: Seller, name: string, set: string, values: Values): P
  * variation; and another seller whose rows match every filter too (none may be answered).
  */
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   seller = await newSeller(live, 'forms');
   other = await newSeller(live, 'forms-other');
   client = new KeepAliveClient(4);

@@ -21,7 +21,7 @@ import type { HttpResponse } from '../support/http-client';
 import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { mulberry32 } from '../support/random';
 import { FilterError, select, Unspecified, type Data, type FType, type SeededRow } from './evaluator';
-import { engineOptions, jsonIds, KeepAliveClient, inParallel, odataError, sortIds } from './fixture';
+import { jsonIds, KeepAliveClient, inParallel, odataError, sortIds } from './fixture';
 import { SCHEMA, seedTableData } from './table-data';
 
 const SEED = 0x5eed_f11e;
@@ -294,7 +294,7 @@ let outcomes: Outcome[] = [];
 let elapsedMs = 0;
 
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   seller = await newSeller(live, 'fuzz');
   client = new KeepAliveClient(8);
   const seeded = await seedTableData(live, seller.accountId);

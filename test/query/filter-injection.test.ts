@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { SPEC_ENTITY_SETS } from '../support/spec';
-import { atomIds, engineOptions, filterUrl, jsonIds, KeepAliveClient, odataError, seedRow, sortIds } from './fixture';
+import { atomIds, filterUrl, jsonIds, KeepAliveClient, odataError, seedRow, sortIds } from './fixture';
 
 /** Titles with every special character at the start, in the middle and at the end, and look-alikes. */
 const TITLES = [
@@ -57,7 +57,7 @@ let sellerBefore: Record<string, string[]>;
 let bystanderBefore: Record<string, string[]>;
 
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   seller = await newSeller(live, 'injection');
   bystander = await newSeller(live, 'injection-bystander');
   client = new KeepAliveClient(8);

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import type { HttpResponse } from '../support/http-client';
 import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { decimalOf, parse, select, type Data, type SeededRow } from './evaluator';
-import { atomIds, engineOptions, filterUrl, jsonEntities, jsonIds, KeepAliveClient, sortIds, type SpaceEncoding } from './fixture';
+import { atomIds, filterUrl, jsonEntities, jsonIds, KeepAliveClient, sortIds, type SpaceEncoding } from './fixture';
 import { PRODUCTS, SCHEMA, seedTableData } from './table-data';
 
 interface Case {
@@ -510,7 +510,7 @@ let data: Data;
 const ids: Record<string, bigint[]> = {};
 
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   seller = await newSeller(live, 'filtertable');
   client = new KeepAliveClient(8);
   const seeded = await seedTableData(live, seller.accountId);

@@ -11,21 +11,10 @@ import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
 import { childElements, parseXml } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
-import type { LiveOptions, LiveService, Seller } from '../support/live-service';
+import type { LiveService, Seller } from '../support/live-service';
 import { ATOM, D, M } from '../support/spec';
 
 export type Values = Record<string, EdmValue>;
-
-/**
- * The options every live service of these tests starts with. The engine comes from
- * TEST_DATABASE_URL when it is set (a postgres:// URL once that adapter exists; accounts keep the
- * tests apart in a shared database), else each service gets its own temporary SQLite file. The
- * tests reach the data only through HTTP and the store API, so they run unchanged on either.
- */
-export function engineOptions(): LiveOptions {
-  const url = process.env.TEST_DATABASE_URL;
-  return url ? { env: { DATABASE_URL: url } } : {};
-}
 
 /**
  * Inserts one row of an entity set through the real store, as the platform side does: every

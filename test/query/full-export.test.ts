@@ -20,8 +20,8 @@ import { openStore } from '../../src/store/open';
 import { expectedProduct, seedCatalogue, SHAPE } from '../support/catalogue-seed';
 import { JsonFeedSplitter } from '../support/json-feed-splitter';
 import { request } from '../support/http-client';
-import { tempDatabaseFile } from '../support/live-service';
-import { serve } from '../support/served';
+import { serveProcess } from '../support/serve-process';
+import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
 
 const EXPAND =
   'CarParts,Catalogs,ChildProducts,DiscountOffers,OptionalProductAttributes,ProductImages,ProductSpecifics,' +
@@ -31,18 +31,20 @@ const USER = 'exporter';
 const PASSWORD = 'exporter-password';
 
 interface Seeded {
-  readonly databaseUrl: string;
+  readonly database: TestDatabase;
   readonly token: string;
 }
 
+/** A fresh database of the engine under test, with one account holding `products` products. */
 async function seeded(products: number): Promise<Seeded> {
-  const databaseUrl = `sqlite:${tempDatabaseFile()}`;
-  const store = openStore(loadConfig({ DATABASE_URL: databaseUrl }).databaseUrl);
+  const database = await freshDatabase();
+  const config = loadConfig(database.env);
+  const store = openStore(config.databaseUrl, config.database);
   try {
     await store.migrate();
     const account = await createAccount(store, systemClock, { userName: USER, password: PASSWORD });
     await seedCatalogue(model, store, new EntityStore(model, store), account.accountId, products);
-    return { databaseUrl, token: account.subscriptionToken };
+    return { database, token: account.subscriptionToken };
   } finally {
     await store.close();
   }
@@ -126,7 +128,7 @@ interface ExportFigures {
 /** Runs the connector's export against a fresh server process; checks every product. */
 async function exportAll(products: number): Promise<ExportFigures> {
   const db = await seeded(products);
-  const served = await serve(db.databaseUrl, { DEMO_ACCOUNT: 'false' });
+  const served = await serveProcess(db.database.env);
   try {
     const cookie = await login(served.origin);
     const root = `${served.origin}/publicapi/v1/api.svc`;
@@ -182,10 +184,17 @@ async function exportAll(products: number): Promise<ExportFigures> {
   }
 }
 
+/**
+ * The issue's sizes on SQLite. On PostgreSQL the seeder (one INSERT per row, through the same
+ * store API as the service) writes about 2,000 rows a second, so seeding 30,000 products would
+ * take most of the CI run; the same checks run there at a fifth of the size.
+ */
+const SIZES = testEngine === 'postgres' ? [2_000, 4_000] : [10_000, 20_000];
+
 describe("the connector's full product export (9 expansions, 2 levels)", () => {
-  test('10,000 and 20,000 products: every row correct; peak RSS at 20,000 within 20% of 10,000', { timeout: 600_000 }, async () => {
-    const small = await exportAll(10_000);
-    const large = await exportAll(20_000);
+  test(`${SIZES[0]} and ${SIZES[1]} products: every row correct; peak RSS at ${SIZES[1]} within 20% of ${SIZES[0]}`, { timeout: 600_000 }, async () => {
+    const small = await exportAll(SIZES[0]!);
+    const large = await exportAll(SIZES[1]!);
     for (const f of [small, large]) {
       console.log(
         `# full export of ${f.products} products: ${f.entities} entities, ${f.megabytes.toFixed(0)} MB in ${f.seconds.toFixed(2)} s ` +
@@ -194,6 +203,6 @@ describe("the connector's full product export (9 expansions, 2 levels)", () => {
     }
     // The seeded shape: 1 + 5 + 3 + 1 catalog + 10 × (1 + 2 + 1) per product, plus the extras.
     assert.ok(small.entities >= small.products * 50);
-    assert.ok(large.peakRssMb <= small.peakRssMb * 1.2, `peak RSS ${large.peakRssMb.toFixed(0)} MB at 20,000 vs ${small.peakRssMb.toFixed(0)} MB at 10,000`);
+    assert.ok(large.peakRssMb <= small.peakRssMb * 1.2, `peak RSS ${large.peakRssMb.toFixed(0)} MB at ${large.products} vs ${small.peakRssMb.toFixed(0)} MB at ${small.products}`);
   });
 });

@@ -11,7 +11,7 @@ import { childElements, parseXml, type XmlElement } from '../clients/datajs';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
 import { ATOM, D, M } from '../support/spec';
-import { engineOptions, seedRow } from './fixture';
+import { seedRow } from './fixture';
 
 let live: LiveService;
 let a: Seller;
@@ -67,7 +67,7 @@ function property(entry: XmlElement, name: string): string | null {
 }
 
 before(async () => {
-  live = await startLive({ ...engineOptions(), env: { ...(engineOptions().env ?? {}), PAGE_SIZE: '0' } });
+  live = await startLive({ env: { PAGE_SIZE: '0' } });
   a = await newSeller(live, 'options-a');
   b = await newSeller(live, 'options-b');
   const rows: [string, number, string | null][] = [
@@ -334,7 +334,7 @@ describe('server paging (PAGE_SIZE)', () => {
   const names = Array.from({ length: 11 }, (_, i) => `P${String(i).padStart(2, '0')}`);
 
   before(async () => {
-    paged = await startLive({ ...engineOptions(), env: { ...(engineOptions().env ?? {}), PAGE_SIZE: '4' } });
+    paged = await startLive({ env: { PAGE_SIZE: '4' } });
     seller = await newSeller(paged, 'paged');
     for (const [i, title] of names.entries()) {
       const res = await asSeller(seller, `${paged.root}/Products`, {

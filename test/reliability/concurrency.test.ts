@@ -10,7 +10,6 @@ import { childElements, parseXml } from '../clients/datajs';
 import { asSeller, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
 import { ATOM, M } from '../support/spec';
-import { engineOptions } from '../query/fixture';
 
 let live: LiveService;
 let seller: Seller;
@@ -38,7 +37,7 @@ async function read(id: string): Promise<{ stock: number; etag: string }> {
 }
 
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   seller = await newSeller(live, 'etag');
 });
 

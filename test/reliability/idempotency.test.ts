@@ -6,7 +6,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { asSeller, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
-import { engineOptions } from '../query/fixture';
 
 let live: LiveService;
 let a: Seller;
@@ -28,7 +27,7 @@ async function count(seller: Seller, set = 'Products'): Promise<number> {
 const idOf = (res: HttpResponse) => (JSON.parse(res.body) as { d: { Id: string } }).d.Id;
 
 before(async () => {
-  live = await startLive(engineOptions());
+  live = await startLive();
   a = await newSeller(live, 'idem-a');
   b = await newSeller(live, 'idem-b');
 });

@@ -2,78 +2,83 @@
  * The schema generated from the model, checked in a real SQLite database: a table for every entity
  * set, account_id leading every tenant key, index and foreign key, credentials stored only as
  * hashes, and the durability settings read back from the connection.
+ *
+ * SQLite only: it reads SQLite's own catalogue (sqlite_master, pragmas) from the database file.
+ * The same facts on PostgreSQL are checked from pg_catalog in ./postgres-schema.test.ts.
  */
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { model } from '../../src/model/catalogue-model';
 import { buildSchema } from '../../src/store/schema';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
-import { tempDatabaseFile } from '../support/live-service';
+import { tempDatabaseFile, testEngine } from '../support/test-database';
 import { SPEC_ENTITY_SETS } from '../support/spec';
 
-const file = tempDatabaseFile();
-let store: Store;
-let raw: Database.Database;
+describe('the schema in SQLite', { skip: testEngine !== 'sqlite' && 'SQLite only: reads sqlite_master and pragmas' }, () => {
+  const file = tempDatabaseFile();
+  let store: Store;
+  let raw: Database.Database;
 
-before(async () => {
-  store = openStore(`sqlite:${file}`);
-  await store.migrate();
-  raw = new Database(file, { readonly: true });
-});
-after(async () => {
-  raw.close();
-  await store.close();
-});
+  before(async () => {
+    store = openStore(`sqlite:${file}`);
+    await store.migrate();
+    raw = new Database(file, { readonly: true });
+  });
+  after(async () => {
+    raw.close();
+    await store.close();
+  });
 
-const tables = buildSchema(model);
+  const tables = buildSchema(model);
 
-test('every entity set of the specification has its table', () => {
-  const existing = new Set((raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name));
-  for (const set of SPEC_ENTITY_SETS) {
-    const type = model.typeBySetName.get(set);
-    assert.ok(type, set);
-    assert.ok(existing.has(type.table), `no table for ${set}`);
-  }
-  for (const t of tables) assert.ok(existing.has(t.name), `no table ${t.name}`);
-});
-
-test('account_id leads the primary key, every index and every foreign key of each tenant table', () => {
-  const tenant = tables.filter((t) => t.tenant);
-  assert.ok(tenant.length >= 20);
-  for (const t of tenant) {
-    const pk = (raw.prepare(`SELECT name, pk FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`).all(t.name) as { name: string }[]).map((r) => r.name);
-    assert.equal(pk[0], 'account_id', `${t.name} primary key ${pk.join(',')}`);
-    const indexes = raw.prepare(`SELECT name FROM pragma_index_list(?)`).all(t.name) as { name: string }[];
-    for (const index of indexes) {
-      const first = raw.prepare(`SELECT name FROM pragma_index_info(?) ORDER BY seqno LIMIT 1`).get(index.name) as { name: string };
-      assert.equal(first.name, 'account_id', `${t.name} index ${index.name}`);
+  test('every entity set of the specification has its table', () => {
+    const existing = new Set((raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as { name: string }[]).map((r) => r.name));
+    for (const set of SPEC_ENTITY_SETS) {
+      const type = model.typeBySetName.get(set);
+      assert.ok(type, set);
+      assert.ok(existing.has(type.table), `no table for ${set}`);
     }
-    const fks = raw.prepare(`SELECT id, "from" AS col FROM pragma_foreign_key_list(?)`).all(t.name) as { id: number; col: string }[];
-    for (const id of new Set(fks.map((f) => f.id))) {
-      assert.ok(fks.some((f) => f.id === id && f.col === 'account_id'), `${t.name} foreign key ${id} lacks account_id`);
+    for (const t of tables) assert.ok(existing.has(t.name), `no table ${t.name}`);
+  });
+
+  test('account_id leads the primary key, every index and every foreign key of each tenant table', () => {
+    const tenant = tables.filter((t) => t.tenant);
+    assert.ok(tenant.length >= 20);
+    for (const t of tenant) {
+      const pk = (raw.prepare(`SELECT name, pk FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk`).all(t.name) as { name: string }[]).map((r) => r.name);
+      assert.equal(pk[0], 'account_id', `${t.name} primary key ${pk.join(',')}`);
+      const indexes = raw.prepare(`SELECT name FROM pragma_index_list(?)`).all(t.name) as { name: string }[];
+      for (const index of indexes) {
+        const first = raw.prepare(`SELECT name FROM pragma_index_info(?) ORDER BY seqno LIMIT 1`).get(index.name) as { name: string };
+        assert.equal(first.name, 'account_id', `${t.name} index ${index.name}`);
+      }
+      const fks = raw.prepare(`SELECT id, "from" AS col FROM pragma_foreign_key_list(?)`).all(t.name) as { id: number; col: string }[];
+      for (const id of new Set(fks.map((f) => f.id))) {
+        assert.ok(fks.some((f) => f.id === id && f.col === 'account_id'), `${t.name} foreign key ${id} lacks account_id`);
+      }
     }
-  }
-});
+  });
 
-test('credentials are stored as hashes only: no column holds a token or a session value', () => {
-  const columns = (table: string) => (raw.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((r) => r.name);
-  assert.deepEqual(columns('subscription_tokens').sort(), ['account_id', 'created_at', 'revoked_at', 'token_hash']);
-  assert.deepEqual(columns('sessions').sort(), ['account_id', 'created_at', 'expires_at', 'last_seen_at', 'session_hash']);
-  assert.ok(columns('accounts').includes('password_hash'));
-  assert.ok(!columns('accounts').includes('password'));
-});
+  test('credentials are stored as hashes only: no column holds a token or a session value', () => {
+    const columns = (table: string) => (raw.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((r) => r.name);
+    assert.deepEqual(columns('subscription_tokens').sort(), ['account_id', 'created_at', 'revoked_at', 'token_hash']);
+    assert.deepEqual(columns('sessions').sort(), ['account_id', 'created_at', 'expires_at', 'last_seen_at', 'session_hash']);
+    assert.ok(columns('accounts').includes('password_hash'));
+    assert.ok(!columns('accounts').includes('password'));
+  });
 
-test('the store runs with WAL, synchronous=FULL and foreign keys, read back from its connection', async () => {
-  assert.equal(String(raw.pragma('journal_mode', { simple: true })).toLowerCase(), 'wal');
-  // Per-connection settings, read through the store's own reader.
-  const sync = await store.directory.get<{ synchronous: bigint }>('PRAGMA synchronous');
-  assert.equal(Number(sync?.synchronous), 2);
-  const fk = await store.directory.get<{ foreign_keys: bigint }>('PRAGMA foreign_keys');
-  assert.equal(Number(fk?.foreign_keys), 1);
-});
+  test('the store runs with WAL, synchronous=FULL and foreign keys, read back from its connection', async () => {
+    assert.equal(String(raw.pragma('journal_mode', { simple: true })).toLowerCase(), 'wal');
+    // Per-connection settings, read through the store's own reader.
+    const sync = await store.directory.get<{ synchronous: bigint }>('PRAGMA synchronous');
+    assert.equal(Number(sync?.synchronous), 2);
+    const fk = await store.directory.get<{ foreign_keys: bigint }>('PRAGMA foreign_keys');
+    assert.equal(Number(fk?.foreign_keys), 1);
+  });
 
-test('a second migration changes nothing', async () => {
-  assert.deepEqual(await store.migrate(), { createdTables: [], addedColumns: [], createdIndexes: [] });
+  test('a second migration changes nothing', async () => {
+    assert.deepEqual(await store.migrate(), { createdTables: [], addedColumns: [], createdIndexes: [] });
+  });
 });

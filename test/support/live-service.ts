@@ -1,10 +1,8 @@
 /**
- * Starts the real service on 127.0.0.1 (a free port) over a fresh SQLite file, and logs accounts
- * in through the real HTTP login endpoint. Nothing is mocked.
+ * Starts the real service on 127.0.0.1 (a free port) over a fresh database of the engine under
+ * test (a SQLite file, or a new PostgreSQL database: ./test-database.ts), and logs accounts in
+ * through the real HTTP login endpoint. Nothing is mocked.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../src/config';
@@ -14,6 +12,9 @@ import { createAccount } from '../../src/auth/accounts';
 import { model } from '../../src/model/catalogue-model';
 import { buildSchema } from '../../src/store/schema';
 import { request, type HttpRequest, type HttpResponse } from './http-client';
+import { freshDatabase, type TestDatabase } from './test-database';
+
+export { tempDatabaseFile } from './test-database';
 
 export const SERVICE_PATH = '/publicapi/v1/api.svc';
 
@@ -21,7 +22,8 @@ export interface LiveService {
   readonly service: RunningService;
   readonly origin: string;
   readonly root: string;
-  readonly databaseFile: string;
+  /** The database it serves (reuse it to restart on the same data). */
+  readonly database: TestDatabase;
   /** Every log line the service wrote, parsed. */
   readonly logLines: Record<string, unknown>[];
   close(): Promise<void>;
@@ -30,17 +32,13 @@ export interface LiveService {
 export interface LiveOptions {
   readonly env?: Record<string, string>;
   readonly clock?: Clock;
-  /** Reuse a database file (restart tests). */
-  readonly databaseFile?: string;
-}
-
-export function tempDatabaseFile(): string {
-  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-test-')), 'catalogue.db');
+  /** Reuse a database (restart tests); a fresh one otherwise. */
+  readonly database?: TestDatabase;
 }
 
 export async function startLive(options: LiveOptions = {}): Promise<LiveService> {
-  const databaseFile = options.databaseFile ?? tempDatabaseFile();
-  const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${databaseFile}`, DEMO_ACCOUNT: 'false', ...options.env });
+  const database = options.database ?? (await freshDatabase());
+  const config: Config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...database.env, DEMO_ACCOUNT: 'false', ...options.env });
   const logLines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -54,7 +52,7 @@ export async function startLive(options: LiveOptions = {}): Promise<LiveService>
     service,
     origin: service.origin,
     root: service.origin + SERVICE_PATH,
-    databaseFile,
+    database,
     logLines,
     // The suite must never see a 5xx: every live service checks its own log when it closes.
     async close() {

@@ -31,8 +31,9 @@ export type NumericType = 'Edm.Int32' | 'Edm.Int64' | 'Edm.Decimal';
 export interface SqlDialect {
   /**
    * A bound parameter of an expression type, given its placeholder. SQLite writes the
-   * placeholder; PostgreSQL adds a cast (`?3::numeric`) so that an untyped parameter has a type
-   * even where nothing else gives it one (`? + ?`).
+   * placeholder (its codec binds integers as integers); PostgreSQL adds a cast
+   * (`CAST(?3 AS numeric)`) so that a parameter has a type even where nothing else gives it one
+   * (`? + ?`). A dialect may name an argument more than once in what it renders.
    */
   typed(type: ExprType, placeholder: string): string;
   /** `<column> IN <one parameter holding a list of ids>`, for the expansions of a page of rows. */

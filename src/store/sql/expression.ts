@@ -13,7 +13,7 @@
  */
 import type { EntityTypeDef, Model, NavigationDef } from '../../model/types';
 import type { EdmType } from '../../model/types';
-import type { BinaryExpr, CallExpr, ComparisonOperator, Expr, ExprType, OrderByItem } from '../../odata/expr/ast';
+import type { BinaryExpr, ComparisonOperator, Expr, ExprType, OrderByItem } from '../../odata/expr/ast';
 import type { ValueCodec } from '../store';
 import type { NumericType, SqlDialect } from './dialect';
 import type { SqlParams } from './params';
@@ -33,10 +33,39 @@ export interface ExpressionScope {
   readonly nextAlias: () => string;
 }
 
-/** Compiled SQL, and whether it can be null (so comparisons know where to guard). */
-interface Sql {
-  readonly text: string;
-  readonly nullable: boolean;
+/**
+ * Whether an expression can be null, read off the tree without compiling it (compiling binds
+ * parameters, and a comparison that turns out constant must not leave one unused).
+ */
+function canBeNull(e: Expr): boolean {
+  switch (e.kind) {
+    case 'literal':
+      return e.value === null;
+    case 'property':
+      return e.navigations.length > 0 || e.property.nullable;
+    case 'convert':
+    case 'unary':
+      return canBeNull(e.operand);
+    case 'binary':
+      switch (e.op) {
+        case 'eq':
+        case 'ne':
+        case 'lt':
+        case 'le':
+        case 'gt':
+        case 'ge':
+          return false;
+        case 'div':
+        case 'mod':
+          // Division and remainder by zero are null.
+          return true;
+        default:
+          return canBeNull(e.left) || canBeNull(e.right);
+      }
+    case 'call':
+      // concat reads null as ''; every other function of a null argument is null.
+      return e.name === 'concat' ? false : e.args.some(canBeNull);
+  }
 }
 
 const RELATIONAL: Record<Exclude<ComparisonOperator, 'eq' | 'ne'>, string> = { lt: '<', le: '<=', gt: '>', ge: '>=' };
@@ -57,50 +86,45 @@ function storedType(type: ExprType): EdmType | undefined {
 
 /** An expression's SQL: a $filter for a WHERE clause, or a value (an ordering key) to select. */
 export function compileExpression(scope: ExpressionScope, expr: Expr): string {
-  return compile(scope, expr).text;
+  return compile(scope, expr);
 }
 
 /** `$orderby` items for an ORDER BY clause (the caller appends the key as the last tie-breaker). */
 export function compileOrderBy(scope: ExpressionScope, items: readonly OrderByItem[]): string[] {
-  return items.map((item) => scope.dialect.orderItem(compile(scope, item.expr).text, item.descending));
+  return items.map((item) => scope.dialect.orderItem(compile(scope, item.expr), item.descending));
 }
 
-function compile(scope: ExpressionScope, e: Expr): Sql {
+function compile(scope: ExpressionScope, e: Expr): string {
   switch (e.kind) {
     case 'literal':
       return literal(scope, e.type, e.value);
     case 'property':
-      return property(scope, e.navigations, e.property.column, e.property.nullable);
-    case 'convert': {
-      const operand = compile(scope, e.operand);
-      return { text: scope.dialect.convert(e.operand.type as NumericType, e.type, operand.text), nullable: operand.nullable };
-    }
-    case 'unary': {
-      const operand = compile(scope, e.operand);
-      if (e.op === 'not') return { text: `(NOT ${operand.text})`, nullable: operand.nullable };
-      return { text: scope.dialect.negate(e.type as NumericType, operand.text), nullable: operand.nullable };
-    }
+      return property(scope, e.navigations, e.property.column);
+    case 'convert':
+      return scope.dialect.convert(e.operand.type as NumericType, e.type, compile(scope, e.operand));
+    case 'unary':
+      return e.op === 'not' ? `(NOT ${compile(scope, e.operand)})` : scope.dialect.negate(e.type as NumericType, compile(scope, e.operand));
     case 'binary':
       return binary(scope, e);
     case 'call':
-      return call(scope, e);
+      return scope.dialect.call(e.name, e.args.map((a) => compile(scope, a)));
   }
 }
 
-function literal(scope: ExpressionScope, type: ExprType, value: bigint | number | string | boolean | null): Sql {
+function literal(scope: ExpressionScope, type: ExprType, value: bigint | number | string | boolean | null): string {
   // A typed null, so that an engine that types parameters knows what a function receives.
-  if (value === null) return { text: type === 'Null' ? 'NULL' : scope.dialect.typed(type, 'NULL'), nullable: true };
+  if (value === null) return type === 'Null' ? 'NULL' : scope.dialect.typed(type, 'NULL');
   const stored = storedType(type);
   const encoded = stored === undefined ? null : scope.codec.encode(stored, value);
-  return { text: scope.dialect.typed(type, scope.params.add(encoded)), nullable: false };
+  return scope.dialect.typed(type, scope.params.add(encoded));
 }
 
 /**
  * A column of the row, or of an entity reached through single-valued navigations: a correlated
  * subquery per path, scoped by the account, that yields null when a navigation leads nowhere.
  */
-function property(scope: ExpressionScope, navigations: readonly NavigationDef[], column: string, nullable: boolean): Sql {
-  if (navigations.length === 0) return { text: `${scope.alias}.${q(column)}`, nullable };
+function property(scope: ExpressionScope, navigations: readonly NavigationDef[], column: string): string {
+  if (navigations.length === 0) return `${scope.alias}.${q(column)}`;
   let from = '';
   let where = '';
   let previousAlias = scope.alias;
@@ -119,22 +143,19 @@ function property(scope: ExpressionScope, navigations: readonly NavigationDef[],
     }
     previousAlias = alias;
   }
-  return { text: `(SELECT ${previousAlias}.${q(column)} FROM ${from} WHERE ${where})`, nullable: true };
+  return `(SELECT ${previousAlias}.${q(column)} FROM ${from} WHERE ${where})`;
 }
 
 function columnOf(type: EntityTypeDef, propertyName: string): string {
   return type.properties.find((p) => p.name === propertyName)!.column;
 }
 
-function binary(scope: ExpressionScope, e: BinaryExpr): Sql {
+function binary(scope: ExpressionScope, e: BinaryExpr): string {
   const d = scope.dialect;
   switch (e.op) {
     case 'and':
-    case 'or': {
-      const left = compile(scope, e.left);
-      const right = compile(scope, e.right);
-      return { text: `(${left.text} ${e.op.toUpperCase()} ${right.text})`, nullable: left.nullable || right.nullable };
-    }
+    case 'or':
+      return `(${compile(scope, e.left)} ${e.op.toUpperCase()} ${compile(scope, e.right)})`;
     case 'eq':
     case 'ne':
       return equality(scope, e.op, e.left, e.right);
@@ -142,24 +163,21 @@ function binary(scope: ExpressionScope, e: BinaryExpr): Sql {
     case 'le':
     case 'gt':
     case 'ge': {
-      if (isNullLiteral(e.left) || isNullLiteral(e.right)) return { text: d.falseSql, nullable: false };
+      if (isNullLiteral(e.left) || isNullLiteral(e.right)) return d.falseSql;
       const left = compile(scope, e.left);
       const right = compile(scope, e.right);
       // Guarded so that a null operand gives false, not unknown (which `not` would keep unknown).
-      const guards = [left, right].filter((x) => x.nullable).map((x) => `${x.text} IS NOT NULL AND `);
-      return { text: `(${guards.join('')}${left.text} ${RELATIONAL[e.op]} ${right.text})`, nullable: false };
+      const guards = [canBeNull(e.left) ? left : undefined, canBeNull(e.right) ? right : undefined]
+        .filter((x) => x !== undefined)
+        .map((x) => `${x} IS NOT NULL AND `);
+      return `(${guards.join('')}${left} ${RELATIONAL[e.op]} ${right})`;
     }
     case 'add':
     case 'sub':
     case 'mul':
     case 'div':
-    case 'mod': {
-      const left = compile(scope, e.left);
-      const right = compile(scope, e.right);
-      // Division and remainder by zero are null.
-      const nullable = left.nullable || right.nullable || e.op === 'div' || e.op === 'mod';
-      return { text: d.arithmetic(e.op, e.type as NumericType, left.text, right.text), nullable };
-    }
+    case 'mod':
+      return d.arithmetic(e.op, e.type as NumericType, compile(scope, e.left), compile(scope, e.right));
   }
 }
 
@@ -167,32 +185,22 @@ function binary(scope: ExpressionScope, e: BinaryExpr): Sql {
  * eq and ne, null-safe. Written as plain `=` / `<>` with explicit null handling where an operand
  * can be null, so an index on the column still serves `ProductId eq 123`.
  */
-function equality(scope: ExpressionScope, op: 'eq' | 'ne', leftExpr: Expr, rightExpr: Expr): Sql {
+function equality(scope: ExpressionScope, op: 'eq' | 'ne', leftExpr: Expr, rightExpr: Expr): string {
   const d = scope.dialect;
   const leftNull = isNullLiteral(leftExpr);
   const rightNull = isNullLiteral(rightExpr);
-  if (leftNull && rightNull) return { text: op === 'eq' ? d.trueSql : d.falseSql, nullable: false };
+  if (leftNull && rightNull) return op === 'eq' ? d.trueSql : d.falseSql;
   if (leftNull || rightNull) {
-    const other = compile(scope, leftNull ? rightExpr : leftExpr);
-    if (!other.nullable) return { text: op === 'eq' ? d.falseSql : d.trueSql, nullable: false };
-    return { text: `(${other.text} ${op === 'eq' ? 'IS NULL' : 'IS NOT NULL'})`, nullable: false };
+    const other = leftNull ? rightExpr : leftExpr;
+    if (!canBeNull(other)) return op === 'eq' ? d.falseSql : d.trueSql;
+    return `(${compile(scope, other)} ${op === 'eq' ? 'IS NULL' : 'IS NOT NULL'})`;
   }
+  const leftNullable = canBeNull(leftExpr);
+  const rightNullable = canBeNull(rightExpr);
   const left = compile(scope, leftExpr);
   const right = compile(scope, rightExpr);
-  if (!left.nullable && !right.nullable) return { text: `(${left.text} ${op === 'eq' ? '=' : '<>'} ${right.text})`, nullable: false };
-  if (left.nullable && right.nullable) {
-    return { text: op === 'eq' ? d.isNotDistinct(left.text, right.text) : d.isDistinct(left.text, right.text), nullable: false };
-  }
-  const nullableSide = left.nullable ? left : right;
-  return op === 'eq'
-    ? { text: `(${nullableSide.text} IS NOT NULL AND ${left.text} = ${right.text})`, nullable: false }
-    : { text: `(${nullableSide.text} IS NULL OR ${left.text} <> ${right.text})`, nullable: false };
-}
-
-function call(scope: ExpressionScope, e: CallExpr): Sql {
-  const args = e.args.map((a) => compile(scope, a));
-  const text = scope.dialect.call(e.name, args.map((a) => a.text));
-  // concat reads null as ''; every other function of a null argument is null.
-  const nullable = e.name === 'concat' ? false : args.some((a) => a.nullable);
-  return { text, nullable };
+  if (!leftNullable && !rightNullable) return `(${left} ${op === 'eq' ? '=' : '<>'} ${right})`;
+  if (leftNullable && rightNullable) return op === 'eq' ? d.isNotDistinct(left, right) : d.isDistinct(left, right);
+  const nullableSide = leftNullable ? left : right;
+  return op === 'eq' ? `(${nullableSide} IS NOT NULL AND ${left} = ${right})` : `(${nullableSide} IS NULL OR ${left} <> ${right})`;
 }

@@ -7,9 +7,11 @@
  * lower() and upper() know ASCII only).
  */
 import type Database from 'better-sqlite3';
-import { DECIMAL_SCALE, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN } from '../../odata/edm';
+import { DECIMAL_INTEGER_DIGITS, DECIMAL_SCALE, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN } from '../../odata/edm';
 
 const SCALE = 10n ** BigInt(DECIMAL_SCALE);
+/** The largest Decimal(18,6) in millionths: 999999999999.999999. */
+const DECIMAL_MAX = 10n ** BigInt(DECIMAL_SCALE + DECIMAL_INTEGER_DIGITS) - 1n;
 
 /** Thrown inside SQLite when a result leaves the range the engine can hold; answered with a 400. */
 export const OVERFLOW_MESSAGE = 'odata_overflow';
@@ -45,14 +47,14 @@ export function registerFunctions(db: Database.Database): void {
   db.function('odata_int64_neg', options, (a: unknown) => (a === null ? null : checked(-toBig(a))));
   db.function('odata_dec_mul', options, (a: unknown, b: unknown) => {
     if (a === null || b === null) return null;
-    // Truncates toward zero at the sixth decimal, like the division.
-    return checked((toBig(a) * toBig(b)) / SCALE);
+    // Truncates toward zero at the sixth decimal, like the division; the result must be a Decimal(18,6).
+    return checked((toBig(a) * toBig(b)) / SCALE, -DECIMAL_MAX, DECIMAL_MAX);
   });
   db.function('odata_dec_div', options, (a: unknown, b: unknown) => {
     if (a === null || b === null) return null;
     const divisor = toBig(b);
     if (divisor === 0n) return null;
-    return checked((toBig(a) * SCALE) / divisor);
+    return checked((toBig(a) * SCALE) / divisor, -DECIMAL_MAX, DECIMAL_MAX);
   });
   db.function('odata_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
   db.function('odata_upper', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toUpperCase() : s));

@@ -1,0 +1,132 @@
+/**
+ * The PostgreSQL spelling of the operations in ../sql/dialect.ts, to the same semantics as the
+ * SQLite one. Values are stored natively (../postgres/values.ts), so arithmetic and date parts
+ * work on the stored values directly. Where PostgreSQL would differ from the contract:
+ * - integer arithmetic stays in its type (int4, int8), whose overflow raises 22003: answered 400,
+ *   as the SQLite adapter's checked functions do;
+ * - division and modulo by zero give null through NULLIF instead of raising;
+ * - Decimal products and quotients are truncated to 6 places toward zero, as on SQLite;
+ * - text columns and parameters collate "C" (code point order), but case mapping uses the ICU
+ *   root collation, which maps all of Unicode (lower() under "C" maps ASCII only), and the result
+ *   is put back to "C" so comparisons and ordering stay by code point;
+ * - evaluation errors (SQLSTATE class 22: out of range, invalid value) are the client's
+ *   expression at fault and are answered 400, never 500.
+ */
+import type { ExprType, FunctionName } from '../../odata/expr/ast';
+import type { NumericType, SqlDialect } from '../sql/dialect';
+
+/** The ICU root collation; the migration checks that the server has it. */
+export const CASE_MAPPING_COLLATION = 'und-x-icu';
+
+const paramCast: Record<ExprType, string> = {
+  'Edm.Int32': 'integer',
+  'Edm.Int64': 'bigint',
+  'Edm.Decimal': 'numeric',
+  'Edm.String': 'text',
+  'Edm.Boolean': 'boolean',
+  'Edm.DateTime': 'timestamp(3)',
+  'Edm.Guid': 'text',
+  // `null eq null`: the parameter needs some type, and text compares with anything that is null.
+  Null: 'text',
+};
+
+const TRIMMED = `' ' || chr(9) || chr(10) || chr(13)`;
+const caseMapped = (fn: 'lower' | 'upper', x: string) => `(${fn}((${x}) COLLATE "${CASE_MAPPING_COLLATION}") COLLATE "C")`;
+const datePart = (field: string, x: string) => `CAST(extract(${field} FROM ${x}) AS integer)`;
+
+function call(name: FunctionName, a: readonly string[]): string {
+  const [x = '', y = '', z] = a;
+  switch (name) {
+    case 'substringof':
+      return `(strpos(${y}, ${x}) > 0)`;
+    case 'startswith':
+      return `starts_with(${x}, ${y})`;
+    case 'endswith':
+      // reverse() works on characters; each argument appears once (so a bound value binds once).
+      return `starts_with(reverse(${x}), reverse(${y}))`;
+    case 'length':
+      return `char_length(${x})`;
+    case 'indexof':
+      return `(strpos(${x}, ${y}) - 1)`;
+    case 'replace':
+      return `replace(${x}, ${y}, ${z ?? "''"})`;
+    case 'substring': {
+      // CASE rather than greatest()/least(), which skip a null argument: a null position or
+      // length makes the result null, as on SQLite. The start is capped so that adding one cannot
+      // overflow int4 (SQLite answers '' there too).
+      const start = `(CASE WHEN ${y} < 0 THEN 1 WHEN ${y} > 2147483646 THEN 2147483647 ELSE ${y} + 1 END)`;
+      return z === undefined ? `substr(${x}, ${start})` : `substr(${x}, ${start}, CASE WHEN ${z} < 0 THEN 0 ELSE ${z} END)`;
+    }
+    case 'tolower':
+      return caseMapped('lower', x);
+    case 'toupper':
+      return caseMapped('upper', x);
+    case 'trim':
+      return `btrim(${x}, ${TRIMMED})`;
+    case 'concat':
+      return `(coalesce(${x}, '') || coalesce(${y}, ''))`;
+    case 'year':
+      return datePart('year', x);
+    case 'month':
+      return datePart('month', x);
+    case 'day':
+      return datePart('day', x);
+    case 'hour':
+      return datePart('hour', x);
+    case 'minute':
+      return datePart('minute', x);
+    case 'second':
+      // extract(second) includes the fraction; the contract counts whole seconds.
+      return `CAST(floor(extract(second FROM ${x})) AS integer)`;
+    case 'floor':
+      return `floor(${x})`;
+    case 'ceiling':
+      return `ceil(${x})`;
+    case 'round':
+      // round(numeric) rounds half away from zero.
+      return `round(${x})`;
+  }
+}
+
+export const pgDialect: SqlDialect = {
+  typed: (type, placeholder) => (type === 'Edm.String' ? `(CAST(${placeholder} AS text) COLLATE "C")` : `CAST(${placeholder} AS ${paramCast[type]})`),
+  inIds: (column, placeholder) => `${column} = ANY(CAST(${placeholder} AS bigint[]))`,
+  // An array literal: the ids are integers, so they need no quoting.
+  idsParam: (ids) => `{${ids.join(',')}}`,
+  trueSql: 'TRUE',
+  falseSql: 'FALSE',
+  isNotDistinct: (a, b) => `(${a} IS NOT DISTINCT FROM ${b})`,
+  isDistinct: (a, b) => `(${a} IS DISTINCT FROM ${b})`,
+  orderItem: (sql, descending) => (descending ? `${sql} DESC NULLS LAST` : `${sql} ASC NULLS FIRST`),
+  limitOffset: (limit, offset) =>
+    limit === undefined && offset === undefined ? '' : ` LIMIT ${limit === undefined ? 'ALL' : `CAST(${limit} AS bigint)`}${offset === undefined ? '' : ` OFFSET CAST(${offset} AS bigint)`}`,
+  arithmetic(op, type: NumericType, a, b) {
+    if (type === 'Edm.Decimal') {
+      // numeric(18,6), the scale and range every Decimal property holds: past it, 22003 (a 400).
+      if (op === 'mul') return `CAST(trunc(${a} * ${b}, 6) AS numeric(18,6))`;
+      if (op === 'div') return `CAST(trunc(${a} / NULLIF(${b}, 0), 6) AS numeric(18,6))`;
+    }
+    switch (op) {
+      case 'add':
+        return `(${a} + ${b})`;
+      case 'sub':
+        return `(${a} - ${b})`;
+      case 'mul':
+        return `(${a} * ${b})`;
+      case 'div':
+        // Integer division truncates toward zero in PostgreSQL, as the contract says.
+        return `(${a} / NULLIF(${b}, 0))`;
+      case 'mod':
+        return `(${a} % NULLIF(${b}, 0))`;
+    }
+  },
+  negate: (_type, a) => `(-(${a}))`,
+  convert: (_from, to, a) => (to === 'Edm.Decimal' ? `CAST(${a} AS numeric)` : `CAST(${a} AS bigint)`),
+  call,
+  expressionError(error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code !== 'string' || !code.startsWith('22')) return undefined;
+    if (code === '22003') return 'A value in the expression is outside the range of its type.';
+    return 'A value in the expression cannot be evaluated.';
+  },
+};

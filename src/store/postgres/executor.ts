@@ -1,0 +1,87 @@
+/**
+ * Statements on one pooled connection, as the Store's SqlExecutor: `?` placeholders numbered,
+ * every statement named and prepared once per connection, and streamed reads through a cursor
+ * declared in the transaction (DECLARE … CURSOR / FETCH), so that other statements can run on
+ * the same connection between two pages (the expansions of a streamed feed do exactly that).
+ * A protocol-level portal (pg-cursor) would hold the connection until the stream ends.
+ */
+import type { ClientBase, QueryResult } from 'pg';
+import type { RunResult, SqlExecutor, SqlValue } from '../store';
+import { prepared, type StatementCache } from './statements';
+
+/** Rows fetched per round trip of a streamed read. */
+export const FETCH_ROWS = 200;
+
+export class ConnectionExecutor implements SqlExecutor {
+  private cursors = 0;
+  private ended = false;
+
+  constructor(
+    private readonly client: ClientBase,
+    private readonly statements: StatementCache,
+    /** Whether statements run inside a transaction (a cursor needs one). */
+    private readonly inTransaction: boolean,
+  ) {}
+
+  query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
+    if (this.ended) return Promise.reject(new Error('The transaction has ended; its executor cannot run statements'));
+    const p = prepared(sql);
+    this.statements.use(p);
+    return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...(asArrays ? { rowMode: 'array' } : {}) });
+  }
+
+  async rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {
+    return (await this.query(sql, params, true)).rows as unknown[][];
+  }
+
+  iterateRows(sql: string, params: readonly SqlValue[] = []): AsyncIterable<unknown[]> {
+    return this.stream<unknown[]>(sql, params, true);
+  }
+
+  async all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return (await this.query(sql, params)).rows as Row[];
+  }
+
+  async get<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
+    return (await this.query(sql, params)).rows[0] as Row | undefined;
+  }
+
+  async run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+    return { changes: (await this.query(sql, params)).rowCount ?? 0 };
+  }
+
+  iterate<Row>(sql: string, params: readonly SqlValue[] = []): AsyncIterable<Row> {
+    return this.stream<Row>(sql, params, false);
+  }
+
+  private async *stream<Row>(sql: string, params: readonly SqlValue[], asArrays: boolean): AsyncIterable<Row> {
+    if (!this.inTransaction) {
+      // One statement on its own has nothing to stream against; it is read whole.
+      yield* (await this.query(sql, params, asArrays)).rows as Row[];
+      return;
+    }
+    // Cursor names are numbered per transaction, so the DECLARE texts (and their prepared
+    // statements) repeat from one transaction to the next.
+    const cursor = `cursor_${++this.cursors}`;
+    await this.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, params);
+    let open = true;
+    try {
+      for (;;) {
+        const rows = (await this.query(`FETCH FORWARD ${FETCH_ROWS} FROM ${cursor}`, [], asArrays)).rows as Row[];
+        for (const row of rows) yield row;
+        if (rows.length < FETCH_ROWS) break;
+      }
+      await this.query(`CLOSE ${cursor}`);
+      open = false;
+    } finally {
+      // Left early (the consumer stopped, or something failed): close the cursor if the
+      // transaction can still run statements; otherwise ending the transaction closes it.
+      if (open && !this.ended) await this.query(`CLOSE ${cursor}`).catch(() => undefined);
+    }
+  }
+
+  /** Called when the transaction ends: nothing may run on this executor afterwards. */
+  end(): void {
+    this.ended = true;
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The PostgreSQL adapter (node-pg with a Pool). Every read and write of an account is one
+ * transaction that also sets the tenant for row-level security (a second fence behind the
+ * account_id in every statement):
+ * - read: REPEATABLE READ READ ONLY, so every statement sees one snapshot;
+ * - write: READ COMMITTED, serialised per account by a transaction-scoped advisory lock, so the
+ *   rule checks (counts, uniqueness) that run before an insert hold exactly across any number of
+ *   processes, as SQLite's single writer guarantees in one; resolved only after COMMIT returned
+ *   (synchronous_commit stays on);
+ * - directory statements (auth tables) run with no tenant set.
+ * close() waits for the transactions in flight, then ends the pool.
+ */
+import pg from 'pg';
+import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store } from '../store';
+import type { TableDef } from '../schema';
+import { pgCodec, pgTypeParsers } from './values';
+import { pgDialect } from './dialect';
+import { ID_SEQUENCE, TENANT_SETTING, migratePostgres } from './ddl';
+import { ConnectionExecutor } from './executor';
+import { StatementCache } from './statements';
+import { ConfigurationError, DatabaseUnavailableError } from '../errors';
+
+export interface PostgresOptions {
+  /** The APP role's connection URL: it serves every request. */
+  readonly url: string;
+  /** The OWNER role's URL for migrations; without it the app role migrates (and owns the tables). */
+  readonly ownerUrl?: string | undefined;
+  readonly tables: readonly TableDef[];
+  /** Connections at most in this process's pool. */
+  readonly poolSize?: number;
+  /** Longest a statement may run before the server cancels it (0: no limit). */
+  readonly statementTimeoutMs?: number;
+}
+
+/** Longest wait for a pooled connection when all are busy. */
+const POOL_WAIT_MS = 30_000;
+
+/** Named statements kept prepared per connection. */
+const STATEMENTS_PER_CONNECTION = 300;
+
+const SET_TENANT = `SELECT set_config('${TENANT_SETTING}', ?, true)`;
+/** Sets the tenant and waits for the account's write lock, in one round trip. */
+const SET_TENANT_AND_LOCK = `SELECT set_config('${TENANT_SETTING}', ?, true), pg_advisory_xact_lock(CAST(? AS bigint))`;
+
+function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig {
+  return {
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // A request that waits this long for a free connection fails (500) instead of hanging.
+    connectionTimeoutMillis: POOL_WAIT_MS,
+    // ISO dates in UTC: the timestamp parser (./values.ts) reads exactly that.
+    options: '-c datestyle=ISO,MDY -c timezone=UTC',
+    application_name: 'catalogue-service',
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    types: pgTypeParsers,
+  };
+}
+
+export class PostgresStore implements Store {
+  readonly engine = 'postgres' as const;
+  readonly codec = pgCodec;
+  readonly dialect = pgDialect;
+  readonly directory: SqlExecutor;
+  private readonly pool: pg.Pool;
+  private readonly caches = new WeakMap<pg.PoolClient, StatementCache>();
+  private inFlight = 0;
+  private drained: (() => void) | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly options: PostgresOptions) {
+    this.pool = new pg.Pool(connectionConfig(options.url, options));
+    // An idle connection that the server drops (restart, admin) reports here; the pool discards
+    // it and opens a new one when needed. Without a listener the process would exit.
+    this.pool.on('error', () => undefined);
+    this.directory = new DirectoryExecutor(this);
+  }
+
+  async migrate(): Promise<MigrationReport> {
+    const appRole = await reachable(this.options.url, () =>
+      this.withConnection(async (client) => (await client.query<{ role: string }>('SELECT current_user AS role')).rows[0]!.role),
+    );
+    if (!this.options.ownerUrl) {
+      try {
+        return await this.withConnection((client) => migratePostgres(client, this.options.tables, undefined));
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '42501') throw error;
+        throw new ConfigurationError(
+          `The role of DATABASE_URL (${appRole}) may not change the schema (${(error as Error).message}). ` +
+            'Set DATABASE_OWNER_URL to the role that owns the tables, so that it runs the migrations.',
+        );
+      }
+    }
+    const owner = new pg.Client({ ...connectionConfig(this.options.ownerUrl, this.options), statement_timeout: 0 });
+    await reachable(this.options.ownerUrl, () => owner.connect());
+    try {
+      const ownerRole = (await owner.query<{ role: string }>('SELECT current_user AS role')).rows[0]!.role;
+      return await migratePostgres(owner, this.options.tables, ownerRole === appRole ? undefined : appRole);
+    } finally {
+      await owner.end();
+    }
+  }
+
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT, [String(accountId)], fn);
+  }
+
+  write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction('BEGIN', SET_TENANT_AND_LOCK, [String(accountId), accountId], fn);
+  }
+
+  writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.transaction('BEGIN', undefined, [], fn);
+  }
+
+  async nextId(tx: SqlExecutor): Promise<bigint> {
+    const row = await tx.get<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id`);
+    if (!row) throw new Error('The id sequence is missing: run the migrations');
+    return row.id;
+  }
+
+  /**
+   * One pooled connection for fn, counted as in flight. It goes back to the pool with evicted
+   * statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
+   * discards a connection that the server or the network dropped).
+   */
+  async withConnection<T>(fn: (client: pg.PoolClient, statements: StatementCache, discard: (why: Error) => void) => Promise<T>): Promise<T> {
+    if (this.closing) throw new Error('The store is closed');
+    this.inFlight++;
+    try {
+      const client = await this.pool.connect();
+      let cache = this.caches.get(client);
+      if (!cache) {
+        cache = new StatementCache(STATEMENTS_PER_CONNECTION);
+        this.caches.set(client, cache);
+      }
+      let broken: Error | undefined;
+      // A checked-out connection that the server drops (a crash, a restart) emits 'error' on
+      // the client as well as failing the statement in flight; unheard, it would end the process.
+      const dropped = (error: Error) => (broken = error);
+      client.on('error', dropped);
+      try {
+        return await fn(client, cache, dropped);
+      } finally {
+        if (!broken) await cache.deallocateEvicted(client).catch(dropped);
+        client.off('error', dropped);
+        client.release(broken);
+      }
+    } finally {
+      if (--this.inFlight === 0) this.drained?.();
+    }
+  }
+
+  private transaction<T>(begin: string, setup: string | undefined, setupParams: readonly SqlValue[], fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.withConnection(async (client, cache, discard) => {
+      const tx = new ConnectionExecutor(client, cache, true);
+      await client.query(begin);
+      try {
+        if (setup) await tx.query(setup, setupParams);
+        const value = await fn(tx);
+        tx.end();
+        // COMMIT returns once the commit is durable (synchronous_commit is on): only then is
+        // the write acknowledged.
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        tx.end();
+        // After a failed COMMIT there is no transaction left, and ROLLBACK only warns. A ROLLBACK
+        // that fails leaves the connection in an unknown state: it is not reused.
+        await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
+        throw error;
+      }
+    });
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+}
+
+/** Errors of connecting: the server is not there, or refuses the role or the database. */
+function isConnectError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return true;
+  // 08: connection exception; 28: invalid authorization; 3D000: no such database; 57P03: starting up.
+  return !/^[0-9A-Z]{5}$/.test(code) || code.startsWith('08') || code.startsWith('28') || code === '3D000' || code === '57P03';
+}
+
+/** Runs the first statement against a URL, turning a failure to connect into a plain message. */
+async function reachable<T>(url: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (!isConnectError(error)) throw error;
+    let where = 'the configured address';
+    try {
+      // Host, port, role and database only: never the password.
+      const u = new URL(url);
+      where = `${u.hostname}:${u.port || '5432'}${u.pathname} as ${decodeURIComponent(u.username) || 'the default role'}`;
+    } catch {
+      // An unparsable URL: node-pg failed on it too, and its message says why.
+    }
+    throw new DatabaseUnavailableError(`Cannot use PostgreSQL at ${where}: ${(error as Error).message}`);
+  }
+}
+
+/** Directory statements: each on any pooled connection, outside a transaction, with no tenant. */
+class DirectoryExecutor implements SqlExecutor {
+  constructor(private readonly store: PostgresStore) {}
+  private on<T>(fn: (e: ConnectionExecutor) => Promise<T>): Promise<T> {
+    return this.store.withConnection((client, cache) => fn(new ConnectionExecutor(client, cache, false)));
+  }
+  all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return this.on((e) => e.all<Row>(sql, params));
+  }
+  get<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
+    return this.on((e) => e.get<Row>(sql, params));
+  }
+  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+    return this.on((e) => e.run(sql, params));
+  }
+  async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
+    yield* await this.all<Row>(sql, params);
+  }
+  rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {
+    return this.on((e) => e.rows(sql, params));
+  }
+  async *iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]> {
+    yield* await this.rows(sql, params);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * How Edm values travel to and from PostgreSQL, exactly: Int64 as bigint (read back as a JS
+ * bigint, never a float), Decimal as numeric(18,6) (read back as canonical decimal text),
+ * DateTime as timestamp(3) without time zone holding the UTC time (read back as UTC ms).
+ *
+ * node-pg's defaults would lose both: int8 arrives as a string and numeric as a string with the
+ * column's scale, and a `timestamp` is read as LOCAL time. So the parsers below are given to each
+ * connection (not installed globally), and DateTime values are sent as text, never as a Date.
+ */
+import { types } from 'pg';
+import type { EdmType } from '../../model/types';
+import { ValueError, parseDecimalText, type EdmValue } from '../../odata/edm';
+import type { SqlValue, ValueCodec } from '../store';
+
+const OID = { int8: 20, numeric: 1700, timestamp: 1114 } as const;
+
+/** numeric text -> canonical decimal; a value with more scale than Decimal(18,6) stays as sent. */
+function parseNumeric(text: string): string {
+  try {
+    return parseDecimalText(text);
+  } catch (error) {
+    if (error instanceof ValueError) return text;
+    throw error;
+  }
+}
+
+const TIMESTAMP_TEXT = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?( BC)?$/;
+
+/** `timestamp` text in DateStyle ISO ("2026-01-15 09:00:00.123", "0001-01-01 00:00:00 BC") -> UTC ms. */
+export function parseTimestamp(text: string): number {
+  const m = TIMESTAMP_TEXT.exec(text);
+  if (!m) throw new Error(`Unexpected timestamp text from PostgreSQL: '${text}'`);
+  const [, y, mo, d, h, mi, s, frac = '', bc] = m;
+  // PostgreSQL has no year 0: 1 BC is the astronomical year 0.
+  const year = bc ? 1 - Number(y) : Number(y);
+  const date = new Date(0);
+  date.setUTCFullYear(year, Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
+  return date.getTime();
+}
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+/** UTC ms -> `timestamp` input text, for every year JavaScript can hold (AD and BC). */
+export function formatTimestamp(ms: number): string {
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) throw new ValueError(`${ms} is not a valid DateTime`);
+  const year = date.getUTCFullYear();
+  const era = year <= 0 ? ' BC' : '';
+  return (
+    `${pad(year <= 0 ? 1 - year : year, 4)}-${pad(date.getUTCMonth() + 1, 2)}-${pad(date.getUTCDate(), 2)} ` +
+    `${pad(date.getUTCHours(), 2)}:${pad(date.getUTCMinutes(), 2)}:${pad(date.getUTCSeconds(), 2)}.${pad(date.getUTCMilliseconds(), 3)}${era}`
+  );
+}
+
+/** The `types` option of every connection: exact integers, decimals and UTC times. */
+export const pgTypeParsers = {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (text: string) => unknown {
+    switch (oid) {
+      case OID.int8:
+        return (text: string) => BigInt(text);
+      case OID.numeric:
+        return parseNumeric;
+      case OID.timestamp:
+        return parseTimestamp;
+      default:
+        return types.getTypeParser(oid, format ?? 'text') as (text: string) => unknown;
+    }
+  },
+};
+
+export const pgCodec: ValueCodec = {
+  encode(type: EdmType, value: EdmValue): SqlValue {
+    if (value === null) return null;
+    switch (type) {
+      case 'Edm.Boolean':
+        return value ? 'true' : 'false';
+      case 'Edm.DateTime':
+        return formatTimestamp(value as number);
+      default:
+        // Int64 bigints are sent as their digits, Decimals as their canonical text: both exact.
+        return value as SqlValue;
+    }
+  },
+  decode(type: EdmType, raw: unknown): EdmValue {
+    if (raw === null || raw === undefined) return null;
+    switch (type) {
+      case 'Edm.Int64':
+        return typeof raw === 'bigint' ? raw : BigInt(raw as string | number);
+      case 'Edm.Int32':
+      case 'Edm.DateTime':
+        return Number(raw);
+      case 'Edm.Decimal':
+        return parseNumeric(String(raw));
+      case 'Edm.Boolean':
+        return raw === true || raw === 't' || raw === 'true';
+      case 'Edm.String':
+        return String(raw);
+    }
+  },
+};

@@ -1,0 +1,157 @@
+/**
+ * The PostgreSQL adapter's own guarantees, against a real server: exact values both ways, named
+ * statements bounded per connection, streamed reads that let other statements run between pages,
+ * one account's writes serialised (and other accounts' not), the id sequence, the statement
+ * timeout, and close() draining what is in flight.
+ *
+ * PostgreSQL only: the SQLite adapter's counterparts are its single writer and its own tests.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../../src/store/open';
+import type { Store } from '../../src/store/store';
+import { FETCH_ROWS } from '../../src/store/postgres/executor';
+import { formatTimestamp, parseTimestamp } from '../../src/store/postgres/values';
+import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQL only' }, () => {
+  let database: TestDatabase;
+  let store: Store;
+
+  before(async () => {
+    database = await freshDatabase();
+    store = openStore(database.url, { ownerUrl: database.ownerUrl, poolSize: 4 });
+    await store.migrate();
+  });
+  after(() => store?.close());
+
+  test('Int64, Decimal and DateTime come back exactly, at their limits', async () => {
+    const { codec } = store;
+    const roundTrip = (type: 'Edm.Int64' | 'Edm.Decimal' | 'Edm.DateTime', cast: string, value: bigint | string | number) =>
+      store.read(1, async (tx) => codec.decode(type, (await tx.get<{ v: unknown }>(`SELECT CAST(? AS ${cast}) AS v`, [codec.encode(type, value)]))!.v));
+    for (const v of [9223372036854775807n, -9223372036854775808n, 9007199254740993n, 0n]) assert.equal(await roundTrip('Edm.Int64', 'bigint', v), v);
+    for (const v of ['999999999999.999999', '-999999999999.999999', '0.000001', '-0.5', '80', '0']) assert.equal(await roundTrip('Edm.Decimal', 'numeric(18,6)', v), v);
+    const times = [0, -1, 1768467600123, -62135596800000 /* 0001-01-01 */, -62198755200000 /* 1 BC */, 253402300799999, 999999999999999, -8640000000000];
+    for (const ms of times) {
+      assert.equal(await roundTrip('Edm.DateTime', 'timestamp(3)', ms), ms, `${ms} (${formatTimestamp(ms)})`);
+      assert.equal(parseTimestamp(formatTimestamp(ms)), ms);
+    }
+  });
+
+  test('named statements: one per SQL text, at most a bounded number per connection, evicted ones deallocated', async () => {
+    const one = openStore(database.url, { poolSize: 1 });
+    try {
+      // More distinct texts than a connection keeps, as $filter produces them.
+      for (let i = 0; i < 400; i++) {
+        const row = await one.directory.get<{ v: number }>(`SELECT ${i} + CAST(? AS integer) AS v`, [1]);
+        assert.equal(row!.v, i + 1);
+      }
+      const kept = await one.directory.get<{ n: bigint }>(`SELECT count(*) AS n FROM pg_prepared_statements`);
+      assert.ok(kept!.n <= 301n && kept!.n >= 250n, `prepared on the connection: ${kept!.n}`);
+      // An evicted text prepares again; a kept one is reused.
+      assert.equal((await one.directory.get<{ v: number }>(`SELECT 0 + CAST(? AS integer) AS v`, [5]))!.v, 5);
+      assert.equal((await one.directory.get<{ v: number }>(`SELECT 399 + CAST(? AS integer) AS v`, [5]))!.v, 404);
+      const names = await one.directory.all<{ name: string; statement: string }>(`SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE 'SELECT 399 + %'`);
+      assert.equal(names.length, 1);
+      assert.match(names[0]!.name, /^s[0-9a-f]{30}$/);
+      assert.equal(names[0]!.statement, 'SELECT 399 + CAST($1 AS integer) AS v');
+    } finally {
+      await one.close();
+    }
+  });
+
+  test('a streamed read lets other statements run between rows, and ends cleanly when left early', async () => {
+    const total = FETCH_ROWS * 3 + 7;
+    const seen = await store.read(1, async (tx) => {
+      let n = 0;
+      for await (const row of tx.iterate<{ g: number }>(`SELECT g FROM generate_series(1, CAST(? AS integer)) g ORDER BY g`, [total])) {
+        n++;
+        assert.equal(row.g, n);
+        // An "expansion" query on the same transaction, between two rows of the stream.
+        if (row.g % 97 === 0) assert.equal((await tx.get<{ d: number }>(`SELECT CAST(? AS integer) * 2 AS d`, [row.g]))!.d, row.g * 2);
+      }
+      // Two streams at once, and one left after its first row.
+      const outer = tx.iterate<{ g: number }>(`SELECT g FROM generate_series(1, 3) g ORDER BY g`)[Symbol.asyncIterator]();
+      const first = await outer.next();
+      for await (const inner of tx.iterate<{ g: number }>(`SELECT g FROM generate_series(1, 2) g`)) assert.ok(inner.g >= 1);
+      assert.equal((await outer.next()).value?.g, 2);
+      await outer.return?.();
+      assert.equal(first.value?.g, 1);
+      const open = await tx.get<{ n: bigint }>(`SELECT count(*) AS n FROM pg_cursors WHERE name LIKE 'cursor%'`);
+      assert.equal(open!.n, 0n, 'no cursor left open');
+      return n;
+    });
+    assert.equal(seen, total);
+  });
+
+  test("one account's writes take turns; another account's do not wait", async () => {
+    const events: string[] = [];
+    const slow = store.write(101, async (tx) => {
+      events.push('A1 start');
+      await tx.get(`SELECT pg_sleep(0.3)`);
+      events.push('A1 end');
+    });
+    await sleep(50);
+    const second = store.write(101, async () => {
+      events.push('A2 start');
+    });
+    const other = store.write(202, async () => {
+      events.push('B start');
+    });
+    await Promise.all([slow, second, other]);
+    assert.deepEqual(events, ['A1 start', 'B start', 'A1 end', 'A2 start']);
+  });
+
+  test('ids come from one sequence: unique and increasing across concurrent writes', async () => {
+    const ids = await Promise.all(Array.from({ length: 40 }, (_, i) => store.write(i % 5, (tx) => store.nextId(tx))));
+    assert.equal(new Set(ids.map(String)).size, 40);
+    const later = await store.write(1, (tx) => store.nextId(tx));
+    assert.ok(ids.every((id) => id < later));
+  });
+
+  test('a failed write keeps nothing; a read is read-only', async () => {
+    const epoch = store.codec.encode('Edm.DateTime', 0);
+    await assert.rejects(
+      store.write(7, async (tx) => {
+        await tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [7, 1n, 'gone', 'true', epoch, epoch]);
+        throw new Error('rule broken');
+      }),
+      /rule broken/,
+    );
+    const count = await store.read(7, (tx) => tx.get<{ n: bigint }>(`SELECT count(*) AS n FROM catalogs WHERE account_id = ?`, [7]));
+    assert.equal(count!.n, 0n);
+    await assert.rejects(
+      store.read(7, (tx) => tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [7, 2n, 'no', 'true', epoch, epoch])),
+      { code: '25006' },
+    );
+  });
+
+  test('a statement that runs longer than DATABASE_STATEMENT_TIMEOUT_MS is cancelled', async () => {
+    const limited = openStore(database.url, { statementTimeoutMs: 200 });
+    try {
+      const started = Date.now();
+      await assert.rejects(limited.read(1, (tx) => tx.get(`SELECT pg_sleep(5)`)), { code: '57014' });
+      assert.ok(Date.now() - started < 3000);
+      assert.ok(await limited.read(1, (tx) => tx.get(`SELECT 1 AS one`)), 'the pool still works');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('close() waits for the transactions in flight, then refuses new ones', async () => {
+    const closing = openStore(database.url, {});
+    let committed = false;
+    const inFlight = closing.write(9, async (tx) => {
+      await tx.get(`SELECT pg_sleep(0.3)`);
+      committed = true;
+      return 'done';
+    });
+    await sleep(50);
+    await closing.close();
+    assert.equal(committed, true, 'close() returned only after the write');
+    assert.equal(await inFlight, 'done');
+    await assert.rejects(closing.read(9, async () => 1), /closed/);
+  });
+});

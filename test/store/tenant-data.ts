@@ -1,0 +1,96 @@
+/**
+ * Fills every tenant table of one seller's account through the live service: the catalogue over
+ * HTTP as a connector would, the platform rows (buyers, orders, listings, order history) through
+ * the store as the platform side does. Tests of row-level security need rows in every table to
+ * show that a fence really holds rows back.
+ */
+import assert from 'node:assert/strict';
+import { defaultOf } from '../../src/catalogue/values';
+import type { EdmValue } from '../../src/odata/edm';
+import { asSeller, type LiveService, type Seller } from '../support/live-service';
+
+type Json = Record<string, unknown>;
+
+async function create(live: LiveService, s: Seller, set: string, body: Json, idempotencyKey?: string): Promise<string> {
+  const res = await asSeller(s, `${live.root}/${set}`, {
+    method: 'POST',
+    headers: { Accept: 'application/json', 'Content-Type': 'application/json', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
+    body: JSON.stringify(body),
+  });
+  assert.equal(res.status, 201, `${set}: ${res.body}`);
+  return String((JSON.parse(res.body) as { d: { Id: string } }).d.Id);
+}
+
+async function link(live: LiveService, s: Seller, path: string, uri: string): Promise<void> {
+  const res = await asSeller(s, live.root + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ uri }) });
+  assert.equal(res.status, 204, `${path}: ${res.body}`);
+}
+
+async function seed(live: LiveService, accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<bigint> {
+  const app = live.service.app;
+  const type = app.model.typeByName.get(typeName)!;
+  return app.store.write(accountId, async (tx) => {
+    const id = await app.store.nextId(tx);
+    const row: Record<string, EdmValue> = {};
+    for (const p of type.properties) {
+      if (p.access === 'key') row[p.name] = id;
+      else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
+      else if (p.timestamp) row[p.name] = app.clock.now();
+      else row[p.name] = defaultOf(p);
+    }
+    await app.entities.insert(tx, accountId, type, row);
+    return id;
+  });
+}
+
+/** One row or more in every tenant table of the seller's account. */
+export async function fillEveryTenantTable(live: LiveService, s: Seller, tag: string): Promise<void> {
+  const product = await create(live, s, 'Products', { Title: `${tag} product`, Price: '19.99', StockAmount: 3 });
+  const child = await create(live, s, 'Products', { Title: `${tag} child`, Price: '5', StockAmount: 1 });
+  await create(live, s, 'ProductImages', { ProductId: product, ImageUrl: `https://img.example.com/${tag}.jpg`, Type: 1 });
+  await create(live, s, 'ProductSpecifics', { ProductId: product, Name: 'Brand', Value: `${tag} brand` });
+  const variation = await create(live, s, 'ProductVariations', { ProductId: product, Price: '20', StockAmount: 2, Sku: `${tag}-RED` });
+  await create(live, s, 'ProductVariationSpecifics', { ProductVariationId: variation, Name: 'Colour', Value: 'Red' });
+  await create(live, s, 'ProductVariationPictures', { ProductVariationId: variation, ImageUrl: `https://img.example.com/${tag}-red.jpg`, ImagePosition: 0 });
+  const catalog = await create(live, s, 'Catalogs', { Name: `${tag} catalog`, IsRootLevel: true });
+  const childCatalog = await create(live, s, 'Catalogs', { Name: `${tag} child catalog` });
+  await link(live, s, `/Products(${product}L)/$links/Catalogs`, `Catalogs(${catalog}L)`);
+  await link(live, s, `/Catalogs(${catalog}L)/$links/ChildCatalogs`, `Catalogs(${childCatalog}L)`);
+  await create(live, s, 'CarParts', { ProductId: product, KType: 12345, HSN: '0603', TSN: 'ABC' });
+  await create(live, s, 'OptionalProductAttributes', { ProductId: product, Name: 'Warranty', Value: '2 years' });
+  await create(live, s, 'DiscountOffers', { ProductId: product, ProductVariationId: variation, Price: '25', Type: 1 });
+  await create(live, s, 'ProductRelations', { ParentProductId: product, ChildProductId: child, Quantity: 2 });
+  const buyer = await seed(live, s.accountId, 'Buyer', { BuyerName: `${tag}-buyer`, Email: `${tag}@example.com` });
+  const address = await seed(live, s.accountId, 'Address', { BuyerId: buyer, Name: 'Erika', Surname: 'Mustermann', Country: 'DE' });
+  const order = await seed(live, s.accountId, 'SalesOrder', {
+    BuyerId: buyer,
+    AddressId: address,
+    ShippingAddressId: address,
+    PlatformOrderId: `${tag}-order-1`,
+    CurrencyCode: 'EUR',
+    ItemCount: 1,
+    TotalPrice: '20',
+  });
+  await seed(live, s.accountId, 'SalesOrderItem', {
+    SalesOrderId: order,
+    ProductId: BigInt(product),
+    ProductVariationId: BigInt(variation),
+    PlatformItemId: `${tag}-item-1`,
+    TransactionId: `${tag}-tx-1`,
+    Name: `${tag} product`,
+    Amount: 1,
+    Price: '20',
+  });
+  const listing = await seed(live, s.accountId, 'Listing', { ProductId: BigInt(product), PlatformItemId: `${tag}-item-1`, Title: `${tag} product`, Status: 1, Price: '20', Quantity: 3 });
+  await seed(live, s.accountId, 'ListingItem', { ListingId: listing, ProductId: BigInt(product), ProductVariationId: BigInt(variation), Sku: `${tag}-RED`, Price: '20', Quantity: 2 });
+  const { store } = live.service.app;
+  await store.write(s.accountId, async (tx) => {
+    const id = await store.nextId(tx);
+    await tx.run(
+      `INSERT INTO sales_order_history (account_id, id, sales_order_id, platform_item_id, action, value, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      [s.accountId, id, order, `${tag}-item-1`, 'shipped', 1, store.codec.encode('Edm.DateTime', live.service.app.clock.now())],
+    );
+  });
+  // A create with an Idempotency-Key: its first answer is kept in idempotency_keys.
+  await create(live, s, 'Catalogs', { Name: `${tag} keyed catalog` }, `${tag}-key-1`);
+}

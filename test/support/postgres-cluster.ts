@@ -1,0 +1,142 @@
+/**
+ * A throwaway PostgreSQL cluster for the test suite, made with PostgreSQL's own initdb and pg_ctl
+ * on a temporary directory and a free port, with the two roles the service runs with:
+ * - catalogue_owner: owns the databases and tables, runs migrations (and may create databases);
+ * - catalogue_app:   serves requests; owns nothing, no BYPASSRLS.
+ * PostgreSQL refuses to run as root, so as root the cluster is run as the `postgres` user.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export const OWNER_ROLE = 'catalogue_owner';
+export const APP_ROLE = 'catalogue_app';
+/** Database the roles connect to when they do not work on one of their own. */
+export const BASE_DATABASE = 'catalogue';
+
+export interface ClusterUrls {
+  /** Superuser, for checks that must look past row-level security. */
+  readonly adminUrl: string;
+  readonly ownerUrl: string;
+  readonly appUrl: string;
+}
+
+export interface Cluster extends ClusterUrls {
+  readonly dataDir: string;
+  readonly port: number;
+  /** pg_ctl stop with the given mode (immediate = crash). */
+  stop(mode?: 'fast' | 'immediate'): void;
+  /** pg_ctl start on the same directory and port (after a stop or a crash). */
+  start(): void;
+  /** Stops the server (if running) and removes its directory. */
+  destroy(): void;
+}
+
+/** The directory with initdb and pg_ctl: on PATH, or Debian's /usr/lib/postgresql/<version>/bin. */
+export function findPostgresBin(): string | undefined {
+  const onPath = spawnSync('sh', ['-c', 'command -v pg_ctl'], { encoding: 'utf8' }).stdout.trim();
+  if (onPath && fs.existsSync(path.join(path.dirname(onPath), 'initdb'))) return path.dirname(onPath);
+  const debian = '/usr/lib/postgresql';
+  if (!fs.existsSync(debian)) return undefined;
+  const versions = fs.readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+  for (const v of versions) {
+    const bin = path.join(debian, v, 'bin');
+    if (fs.existsSync(path.join(bin, 'pg_ctl')) && fs.existsSync(path.join(bin, 'initdb'))) return bin;
+  }
+  return undefined;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+/** Runs a PostgreSQL program, as `postgres` when we are root. */
+function runPg(bin: string, program: string, args: string[]): string {
+  const file = path.join(bin, program);
+  const [cmd, argv] = isRoot() ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, args];
+  try {
+    return execFileSync(cmd, argv, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const e = error as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`${program} ${args.join(' ')} failed: ${e.stderr || e.stdout || e.message}`);
+  }
+}
+
+export interface ClusterOptions {
+  /**
+   * Server settings for speed where a test does not measure durability. The crash test keeps
+   * the defaults (fsync on).
+   */
+  readonly settings?: Readonly<Record<string, string>>;
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const bin = findPostgresBin();
+  if (!bin) throw new Error('No PostgreSQL server binaries (initdb, pg_ctl) found');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-pg-'));
+  const dataDir = path.join(root, 'data');
+  const socketDir = path.join(root, 'sock');
+  fs.mkdirSync(socketDir);
+  if (isRoot()) execFileSync('chown', ['-R', 'postgres:', root]);
+  const port = await freePort();
+  // Trust on loopback only: a throwaway cluster that nothing but this machine can reach.
+  runPg(bin, 'initdb', ['-D', dataDir, '-E', 'UTF8', '--locale=C', '-A', 'trust', '-U', 'postgres', '--no-instructions']);
+  const settings = {
+    listen_addresses: "'127.0.0.1'",
+    port: String(port),
+    unix_socket_directories: `'${socketDir}'`,
+    max_connections: '300',
+    shared_buffers: '64MB',
+    ...options.settings,
+  };
+  fs.appendFileSync(path.join(dataDir, 'postgresql.conf'), '\n' + Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n') + '\n');
+  const logFile = path.join(root, 'server.log');
+  const start = () => runPg(bin, 'pg_ctl', ['-D', dataDir, '-l', logFile, '-w', '-t', '60', 'start']);
+  let running = false;
+  start();
+  running = true;
+  const admin = `postgresql://postgres@127.0.0.1:${port}`;
+  const client = new pg.Client({ connectionString: `${admin}/postgres` });
+  await client.connect();
+  try {
+    await client.query(`CREATE ROLE ${OWNER_ROLE} LOGIN CREATEDB`);
+    await client.query(`CREATE ROLE ${APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE`);
+    await client.query(`CREATE DATABASE ${BASE_DATABASE} OWNER ${OWNER_ROLE}`);
+  } finally {
+    await client.end();
+  }
+  const stop = (mode: 'fast' | 'immediate' = 'fast') => {
+    if (!running) return;
+    runPg(bin, 'pg_ctl', ['-D', dataDir, '-m', mode, '-w', 'stop']);
+    running = false;
+  };
+  return {
+    dataDir,
+    port,
+    adminUrl: `${admin}/${BASE_DATABASE}`,
+    ownerUrl: `postgresql://${OWNER_ROLE}@127.0.0.1:${port}/${BASE_DATABASE}`,
+    appUrl: `postgresql://${APP_ROLE}@127.0.0.1:${port}/${BASE_DATABASE}`,
+    stop,
+    start() {
+      if (running) return;
+      start();
+      running = true;
+    },
+    destroy() {
+      stop('immediate');
+      fs.rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
