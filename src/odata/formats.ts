@@ -5,6 +5,7 @@
 import type { EdmType } from '../model/types';
 import type { EdmValue } from './edm';
 import type { EntityRecord, WriteContext } from './entity';
+import type { TextSink } from './text-sink';
 import * as atom from './atom/writer';
 import * as json from './json/writer';
 
@@ -25,8 +26,8 @@ export interface WireFormat {
   readonly dataContentType: string;
   entry(ctx: WriteContext, rec: EntityRecord): string;
   feedStart(ctx: WriteContext, opts: FeedOptions): string;
-  /** One entity of a feed; `first` tells whether a separator is needed. */
-  feedEntry(ctx: WriteContext, rec: EntityRecord, first: boolean): string;
+  /** One entity of a feed, written to a sink; `first` tells whether a separator is needed. */
+  feedEntry(ctx: WriteContext, rec: EntityRecord, first: boolean, sink: TextSink): void;
   feedEnd(ctx: WriteContext, next?: string): string;
   property(name: string, type: EdmType, value: EdmValue): string;
   link(uri: string): string;
@@ -40,7 +41,10 @@ export const JSON_FORMAT: WireFormat = {
   dataContentType: 'application/json;charset=utf-8',
   entry: json.jsonEntityDocument,
   feedStart: (ctx, opts) => json.jsonFeedStart(ctx, opts.count === undefined ? {} : { count: opts.count }),
-  feedEntry: (ctx, rec, first) => (first ? '' : json.jsonFeedSeparator) + json.jsonEntity(ctx, rec),
+  feedEntry: (ctx, rec, first, sink) => {
+    if (!first) sink.append(json.jsonFeedSeparator);
+    json.jsonEntityTo(ctx, rec, sink);
+  },
   feedEnd: (ctx, next) => json.jsonFeedEnd(ctx, next === undefined ? {} : { next }),
   property: json.jsonPropertyDocument,
   link: json.jsonLinkDocument,
@@ -55,7 +59,7 @@ function atomFormat(entityType: string, dataType: string): WireFormat {
     dataContentType: `${dataType};charset=utf-8`,
     entry: atom.atomEntryDocument,
     feedStart: (ctx, opts) => atom.atomFeedStart(ctx, opts.count === undefined ? opts : { ...opts, count: opts.count }),
-    feedEntry: (ctx, rec) => atom.atomEntry(ctx, rec),
+    feedEntry: (ctx, rec, _first, sink) => atom.atomEntryTo(ctx, rec, sink),
     feedEnd: (_ctx, next) => atom.atomFeedEnd(next === undefined ? {} : { next }),
     property: atom.xmlPropertyDocument,
     link: atom.xmlLinkDocument,

@@ -59,11 +59,11 @@ export class BudgetedResponder extends BufferedResponder {
   override stream(head: StreamHead): BodyStream {
     const body = super.stream(head);
     return {
-      write: async (chunk: string) => {
+      write: async (chunk: Buffer) => {
         this.spend(chunk);
         await body.write(chunk);
       },
-      end: (chunk?: string) => {
+      end: (chunk?: Buffer) => {
         this.spend(chunk);
         body.end(chunk);
       },

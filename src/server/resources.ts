@@ -20,6 +20,7 @@ import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { SqlExecutor } from '../store/store';
 import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
 import type { Reply } from './responder';
+import { ChunkedOutput } from './chunked-output';
 import type { ReadSource } from '../odata/plan';
 import { planRead, type PlannedRead, type ReadTarget } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
@@ -101,8 +102,6 @@ function dataFormat(r: ODataRequest): WireFormat {
   return wireFormatFor(negotiate(r.header('accept'), r.options.system.get('$format'), MEDIA.xmlOrJson));
 }
 
-/** Output is collected into chunks of about this size before it goes to the socket. */
-const CHUNK_CHARS = 16384;
 /** Rows read (and expanded) per round: bounds memory whatever the size of the collection. */
 const PAGE_ROWS = 256;
 
@@ -153,29 +152,29 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
   let next = await pages.next();
 
   const selfPath = resolved.source ? `${entityPath(resolved.source.record.type, resolved.source.record.values.Id as bigint)}/${resolved.source.name}` : path.setName;
-  const body = r.responder.stream({ status: 200, contentType: format.entityContentType, version: wctx.version });
-  let chunk = format.feedStart(wctx, {
-    title: resolved.source ? resolved.source.name : path.setName,
-    id: `${wctx.serviceRoot}/${selfPath}`,
-    selfHref: selfPath,
-    ...(count !== undefined ? { count } : {}),
-  });
+  const out = new ChunkedOutput(r.responder.stream({ status: 200, contentType: format.entityContentType, version: wctx.version }));
+  out.append(
+    format.feedStart(wctx, {
+      title: resolved.source ? resolved.source.name : path.setName,
+      id: `${wctx.serviceRoot}/${selfPath}`,
+      selfHref: selfPath,
+      ...(count !== undefined ? { count } : {}),
+    }),
+  );
   let first = true;
   let delivered = 0;
   while (!next.done) {
     for (const rec of next.value.records) {
-      chunk += format.feedEntry(wctx, rec, first);
+      format.feedEntry(wctx, rec, first, out);
       first = false;
-      if (chunk.length >= CHUNK_CHARS) {
-        await body.write(chunk);
-        chunk = '';
-      }
+      await out.drain();
     }
     delivered += next.value.records.length;
     next = await pages.next();
   }
   const after = end.result?.continueAfter;
-  body.end(chunk + format.feedEnd(wctx, after ? nextLink(r, selfPath, planned, delivered, after) : undefined));
+  out.append(format.feedEnd(wctx, after ? nextLink(r, selfPath, planned, delivered, after) : undefined));
+  await out.end();
 }
 
 /** One entity: as resolved, or read again through a plan when $expand or $filter asks more of it. */

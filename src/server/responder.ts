@@ -25,8 +25,8 @@ export interface StreamHead {
 /** A response body written in pieces. */
 export interface BodyStream {
   /** Resolves when the receiver can take more (back-pressure); rejects when it went away. */
-  write(chunk: string): Promise<void>;
-  end(chunk?: string): void;
+  write(chunk: Buffer): Promise<void>;
+  end(chunk?: Buffer): void;
 }
 
 export interface Responder {
@@ -82,7 +82,7 @@ export class HttpResponder implements Responder {
     res.setHeader('Content-Type', head.contentType);
     const gone = () => new Error('the client went away');
     return {
-      write: (chunk: string): Promise<void> => {
+      write: (chunk: Buffer): Promise<void> => {
         if (this.closed) return Promise.reject(gone());
         if (res.write(chunk)) return Promise.resolve();
         return new Promise<void>((resolve, reject) => {
@@ -99,7 +99,7 @@ export class HttpResponder implements Responder {
           res.once('close', onClose);
         });
       },
-      end(chunk?: string): void {
+      end(chunk?: Buffer): void {
         res.end(chunk);
       },
     };
@@ -140,11 +140,11 @@ export class BufferedResponder implements Responder {
     this.status = head.status;
     this.headers = { ...odataHeaders(head.version), ...(head.headers ?? {}), 'Content-Type': head.contentType };
     return {
-      write: async (chunk: string) => {
-        this.chunks.push(Buffer.from(chunk, 'utf8'));
+      write: async (chunk: Buffer) => {
+        this.chunks.push(chunk);
       },
-      end: (chunk?: string) => {
-        if (chunk) this.chunks.push(Buffer.from(chunk, 'utf8'));
+      end: (chunk?: Buffer) => {
+        if (chunk) this.chunks.push(chunk);
         this.done = true;
       },
     };

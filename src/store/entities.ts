@@ -69,6 +69,18 @@ export class EntityStore {
     return { type, values };
   }
 
+  /** The values of a row read as an array whose first columns are the type's properties in order. */
+  decodeValues(type: EntityTypeDef, row: readonly unknown[]): Record<string, EdmValue> {
+    const values: Record<string, EdmValue> = {};
+    const properties = type.properties;
+    const codec = this.store.codec;
+    for (let i = 0; i < properties.length; i++) {
+      const p = properties[i]!;
+      values[p.name] = codec.decode(p.type, row[i]);
+    }
+    return values;
+  }
+
   private encode(p: PropertyDef, value: EdmValue): SqlValue {
     return this.store.codec.encode(p.type, value);
   }

@@ -25,9 +25,9 @@ import type { SqlExecutor, Store } from './store';
 
 const q = (name: string) => `"${name}"`;
 
-/** An entity with room for its expansions (EntityRecord.expanded, filled while reading). */
+/** An entity with room for its expansions (EntityRecord.expanded, made when the first is filled in). */
 interface MutableRecord extends EntityRecord {
-  readonly expanded: Map<string, EntityRecord | null | readonly EntityRecord[]>;
+  expanded?: Map<string, EntityRecord | null | readonly EntityRecord[]>;
 }
 
 /** A page of a collection, and where it ended (for a $skiptoken). */
@@ -70,6 +70,7 @@ class StatementBuilder implements ExpressionScope {
   readonly nextAlias = (): string => `s${++this.aliases}`;
 }
 
+/** Names of the columns selected after the properties (read by position; named for the SQL reader). */
 const ORDER_COLUMN = (i: number) => `__o${i}`;
 const PARENT_COLUMN = '__parent';
 
@@ -87,8 +88,9 @@ export class EntityReads {
     return new StatementBuilder(this.model, this.store.dialect, this.store.codec, accountId);
   }
 
-  private decode(type: EntityTypeDef, row: Record<string, unknown>): MutableRecord {
-    return { ...this.entities.decode(type, row), expanded: new Map() };
+  /** Rows are read as arrays whose first columns are the type's properties (see columns()). */
+  private decode(type: EntityTypeDef, row: readonly unknown[]): MutableRecord {
+    return { type, values: this.entities.decodeValues(type, row) };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -215,8 +217,8 @@ export class EntityReads {
 
     let page: MutableRecord[] = [];
     let delivered = 0;
-    let lastRow: Record<string, unknown> | undefined;
-    const rows = tx.iterate<Record<string, unknown>>(sql, b.params.values)[Symbol.asyncIterator]();
+    let lastRow: readonly unknown[] | undefined;
+    const rows = tx.iterateRows(sql, b.params.values)[Symbol.asyncIterator]();
     for (;;) {
       const next = await this.run(b, () => rows.next());
       if (next.done) break;
@@ -243,15 +245,17 @@ export class EntityReads {
   }
 
   /** The ordering position of a row, as typed literals (for a $skiptoken). */
-  private position(plan: ReadPlan, row: Record<string, unknown>): LiteralExpr[] {
+  private position(plan: ReadPlan, row: readonly unknown[]): LiteralExpr[] {
+    // The ordering values follow the type's properties; the key is the first property.
+    const first = plan.type.properties.length;
     const values: LiteralExpr[] = plan.orderBy.map((o, i) => {
-      const raw = row[ORDER_COLUMN(i)];
+      const raw = row[first + i];
       const type = o.expr.type;
       if (raw === null || raw === undefined || type === 'Null') return { kind: 'literal', type, value: null };
       const stored = type === 'Edm.Guid' ? 'Edm.String' : type;
       return { kind: 'literal', type, value: this.store.codec.decode(stored, raw) } as LiteralExpr;
     });
-    values.push({ kind: 'literal', type: 'Edm.Int64', value: this.store.codec.decode('Edm.Int64', row['id']) as bigint });
+    values.push({ kind: 'literal', type: 'Edm.Int64', value: this.store.codec.decode('Edm.Int64', row[0]) as bigint });
     return values;
   }
 
@@ -290,14 +294,14 @@ export class EntityReads {
       const ids = distinctIds(parents.map((p) => p.values[fk] ?? null));
       const byId = new Map<bigint, MutableRecord>();
       if (ids.length > 0) {
-        for (const row of await tx.all<Record<string, unknown>>(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
+        for (const row of await tx.rows(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
           const rec = this.decode(target, row);
           byId.set(rec.values.Id as bigint, rec);
         }
       }
       for (const parent of parents) {
         const id = parent.values[fk];
-        parent.expanded.set(node.name, typeof id === 'bigint' ? (byId.get(id) ?? null) : null);
+        (parent.expanded ??= new Map()).set(node.name, typeof id === 'bigint' ? (byId.get(id) ?? null) : null);
       }
       return [...byId.values()];
     }
@@ -305,15 +309,16 @@ export class EntityReads {
     const byParent = new Map<bigint, MutableRecord[]>();
     const ids = parents.map((p) => p.values.Id as bigint);
     const all: MutableRecord[] = [];
-    for (const row of await tx.all<Record<string, unknown>>(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
-      const parentId = this.store.codec.decode('Edm.Int64', row[PARENT_COLUMN]) as bigint;
+    const parentColumn = target.properties.length;
+    for (const row of await tx.rows(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
+      const parentId = this.store.codec.decode('Edm.Int64', row[parentColumn]) as bigint;
       const rec = this.decode(target, row);
       let list = byParent.get(parentId);
       if (!list) byParent.set(parentId, (list = []));
       list.push(rec);
       all.push(rec);
     }
-    for (const parent of parents) parent.expanded.set(node.name, byParent.get(parent.values.Id as bigint) ?? []);
+    for (const parent of parents) (parent.expanded ??= new Map()).set(node.name, byParent.get(parent.values.Id as bigint) ?? []);
     return all;
   }
 

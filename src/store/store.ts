@@ -32,6 +32,13 @@ export interface SqlExecutor {
    * a streamed feed are read that way); the iteration must end before the transaction does.
    */
   iterate<Row = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row>;
+  /**
+   * Rows as arrays of column values in select order: no object per row, for the reads that
+   * move many rows (collections and their expansions).
+   */
+  rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]>;
+  /** iterate() with rows as arrays. */
+  iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]>;
 }
 
 /** How an engine stores each Edm type: model values in, database values out. */

@@ -58,6 +58,14 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
       calls++;
       return executor.iterate<Row>(sql, params);
     },
+    rows: (sql: string, params?: readonly SqlValue[]) => {
+      calls++;
+      return executor.rows(sql, params);
+    },
+    iterateRows: (sql: string, params?: readonly SqlValue[]) => {
+      calls++;
+      return executor.iterateRows(sql, params);
+    },
   });
   const wrapped: Store = {
     engine: store.engine,

@@ -13,6 +13,7 @@ import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../m
 import { toXmlText, type EdmValue } from '../edm';
 import { entityPath, type EntityRecord, type WriteContext } from '../entity';
 import { escapeXml, xmlText } from '../xml-escape';
+import { StringSink, type TextSink } from '../text-sink';
 
 export const ATOM_NS = 'http://www.w3.org/2005/Atom';
 export const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
@@ -208,7 +209,11 @@ function propertyElement(p: PropertyTemplate, value: EdmValue | undefined): stri
 
 type Expanded = EntityRecord | null | readonly EntityRecord[];
 
-function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string): string {
+/**
+ * Writes one entry to the sink: its own elements as one string, each m:inline's entries written
+ * the same way in between, so no string holds more than one entry's own elements.
+ */
+function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string, sink: TextSink): void {
   const t = templateOf(rec.type);
   const path = entityPath(rec.type, keyOf(rec, t));
   const root = escapeXml(ctx.serviceRoot);
@@ -219,6 +224,11 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
   out += `${t.editOpen}${path}" />`;
 
   const expanded = rec.expanded;
+  if (expanded) {
+    for (const name of expanded.keys()) {
+      if (!t.navigationByName.has(name)) throw new Error(`${rec.type.name} has no navigation ${name} to expand`);
+    }
+  }
   for (const nav of t.navigations) {
     let wroteExpanded = false;
     if (expanded && expanded.size > 0) {
@@ -231,20 +241,19 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
         const link = nav.links.get(name) as NavLinkTemplate;
         const value = expanded.get(name) as Expanded;
         out += `${link.open}${path}${link.hrefSuffix}">`;
-        out += value === null
-          ? '<m:inline />'
-          : `<m:inline>${inlineContent(innerContext(ctx, selection, selectedAs), value, link, name, root, path, updated)}</m:inline>`;
-        out += '</link>';
+        if (value === null) {
+          out += '<m:inline /></link>';
+          continue;
+        }
+        sink.append(out + '<m:inline>');
+        out = '';
+        inlineContent(innerContext(ctx, selection, selectedAs), value, link, name, root, path, updated, sink);
+        out += '</m:inline></link>';
       }
     }
     if (wroteExpanded) continue;
     if (selection && !nav.names.some((n) => selection.names.has(n))) continue;
     out += `${nav.canonical.open}${path}${nav.canonical.hrefSuffix}" />`;
-  }
-  if (expanded) {
-    for (const name of expanded.keys()) {
-      if (!t.navigationByName.has(name)) throw new Error(`${rec.type.name} has no navigation ${name} to expand`);
-    }
   }
 
   out += t.category;
@@ -255,7 +264,7 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
     props += propertyElement(p, values[p.def.name]);
   }
   out += props ? `<content type="application/xml"><m:properties>${props}</m:properties></content>` : '<content type="application/xml" />';
-  return out + '</entry>';
+  sink.append(out + '</entry>');
 }
 
 function inlineContent(
@@ -266,18 +275,30 @@ function inlineContent(
   root: string,
   path: string,
   updated: string,
-): string {
-  if (!Array.isArray(value)) return writeEntry(ctx, value as EntityRecord, '');
+  sink: TextSink,
+): void {
+  if (!Array.isArray(value)) {
+    writeEntry(ctx, value as EntityRecord, '', sink);
+    return;
+  }
   const title = escapeXml(name);
-  let out = `<feed><title type="text">${title}</title><id>${root}/${path}${link.hrefSuffix}</id><updated>${updated}</updated>`;
-  out += `<link rel="self" title="${title}" href="${path}${link.hrefSuffix}" />`;
-  for (const child of value as readonly EntityRecord[]) out += writeEntry(ctx, child, '');
-  return out + '</feed>';
+  let head = `<feed><title type="text">${title}</title><id>${root}/${path}${link.hrefSuffix}</id><updated>${updated}</updated>`;
+  head += `<link rel="self" title="${title}" href="${path}${link.hrefSuffix}" />`;
+  sink.append(head);
+  for (const child of value as readonly EntityRecord[]) writeEntry(ctx, child, '', sink);
+  sink.append('</feed>');
 }
 
 /** An `<entry>` for use inside a feed (no xml declaration, no namespace declarations). */
 export function atomEntry(ctx: WriteContext, rec: EntityRecord): string {
-  return writeEntry(ctx, rec, '');
+  const sink = new StringSink();
+  writeEntry(ctx, rec, '', sink);
+  return sink.text;
+}
+
+/** atomEntry, written piece by piece to a sink (a streamed feed). */
+export function atomEntryTo(ctx: WriteContext, rec: EntityRecord, sink: TextSink): void {
+  writeEntry(ctx, rec, '', sink);
 }
 
 function rootAttributes(ctx: WriteContext): string {
@@ -286,7 +307,10 @@ function rootAttributes(ctx: WriteContext): string {
 
 /** A single-entity response: xml declaration and the entry with xml:base and the namespaces. */
 export function atomEntryDocument(ctx: WriteContext, rec: EntityRecord): string {
-  return XML_DECLARATION + writeEntry(ctx, rec, rootAttributes(ctx));
+  const sink = new StringSink();
+  sink.append(XML_DECLARATION);
+  writeEntry(ctx, rec, rootAttributes(ctx), sink);
+  return sink.text;
 }
 
 // ---------------------------------------------------------------------------------------------

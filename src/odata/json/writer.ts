@@ -14,6 +14,7 @@ import { model } from '../../model/catalogue-model';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
 import { toJson, type EdmValue } from '../edm';
 import type { EntityRecord, WriteContext } from '../entity';
+import { StringSink, type TextSink } from '../text-sink';
 
 // ---------------------------------------------------------------------------------------------
 // Per-type constants
@@ -151,7 +152,12 @@ function childCtx(c: Ctx, name: string): Ctx {
 // ---------------------------------------------------------------------------------------------
 // Entities
 
-function writeEntity(c: Ctx, rec: EntityRecord): string {
+/**
+ * Writes one entity to the sink: its own members as one string, each expanded navigation's
+ * entities written the same way in between. No string ever holds more than one entity's own
+ * members, so a product with hundreds of expanded entities is never one huge concatenation.
+ */
+function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
   const t = typeInfo(rec.type);
   const values = rec.values;
   const id = values['Id'];
@@ -177,7 +183,11 @@ function writeEntity(c: Ctx, rec: EntityRecord): string {
         const value = expanded.get(name);
         if (value === undefined) continue;
         wasExpanded = true;
-        if (sel === undefined || sel.star || sel.heads.has(name)) out += n.members[i]! + writeExpanded(childCtx(c, name), n.nav, value);
+        if (sel === undefined || sel.star || sel.heads.has(name)) {
+          sink.append(out + n.members[i]!);
+          out = '';
+          writeExpanded(childCtx(c, name), n.nav, value, sink);
+        }
       }
     }
     if (wasExpanded) continue;
@@ -190,22 +200,27 @@ function writeEntity(c: Ctx, rec: EntityRecord): string {
       }
     }
   }
-  return out + '}';
+  sink.append(out + '}');
 }
 
-function writeExpanded(c: Ctx, nav: NavigationDef, value: EntityRecord | null | readonly EntityRecord[]): string {
+function writeExpanded(c: Ctx, nav: NavigationDef, value: EntityRecord | null | readonly EntityRecord[], sink: TextSink): void {
   if (value === null) {
     if (nav.many) throw new Error(`The to-many navigation ${nav.name} was expanded to null (use an empty array)`);
-    return 'null';
+    sink.append('null');
+    return;
   }
   if (isRecordArray(value)) {
     if (!nav.many) throw new Error(`The to-one navigation ${nav.name} was expanded to an array`);
-    let out = c.v2 ? '{"results":[' : '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + writeEntity(c, value[i]!);
-    return out + (c.v2 ? ']}' : ']');
+    sink.append(c.v2 ? '{"results":[' : '[');
+    for (let i = 0; i < value.length; i++) {
+      if (i !== 0) sink.append(',');
+      writeEntity(c, value[i]!, sink);
+    }
+    sink.append(c.v2 ? ']}' : ']');
+    return;
   }
   if (nav.many) throw new Error(`The to-many navigation ${nav.name} was expanded to a single entity`);
-  return writeEntity(c, value);
+  writeEntity(c, value, sink);
 }
 
 function isRecordArray(value: EntityRecord | readonly EntityRecord[]): value is readonly EntityRecord[] {
@@ -220,12 +235,19 @@ function isRecordArray(value: EntityRecord | readonly EntityRecord[]): value is 
  * Properties missing from rec.values are written as null.
  */
 export function jsonEntity(ctx: WriteContext, rec: EntityRecord): string {
-  return writeEntity(ctxOf(ctx), rec);
+  const sink = new StringSink();
+  writeEntity(ctxOf(ctx), rec, sink);
+  return sink.text;
+}
+
+/** jsonEntity, written piece by piece to a sink (a streamed feed). */
+export function jsonEntityTo(ctx: WriteContext, rec: EntityRecord, sink: TextSink): void {
+  writeEntity(ctxOf(ctx), rec, sink);
 }
 
 /** `{"d":<entity>}`: single-entity responses (GET by key, 201 of an insert). */
 export function jsonEntityDocument(ctx: WriteContext, rec: EntityRecord): string {
-  return '{"d":' + writeEntity(ctxOf(ctx), rec) + '}';
+  return '{"d":' + jsonEntity(ctx, rec) + '}';
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -35,6 +35,8 @@ const MAX_JOBS_PER_COMMIT = 64;
 interface Prepared {
   readonly statement: Database.Statement;
   readonly numbered: boolean;
+  /** The same statement returning rows as arrays (prepared on first use). */
+  rawStatement?: Database.Statement;
 }
 
 const NUMBERED = /\?(\d+)/g;
@@ -66,6 +68,26 @@ class ConnectionExecutor implements SqlExecutor {
       this.statements.set(sql, prepared);
     }
     return prepared;
+  }
+
+  /** A statement whose rows come as arrays; a statement object has one mode, so it is a second one. */
+  private prepareRaw(sql: string): Prepared & { rawStatement: Database.Statement } {
+    const prepared = this.prepare(sql);
+    if (!prepared.rawStatement) {
+      prepared.rawStatement = this.db.prepare(prepared.statement.source);
+      prepared.rawStatement.safeIntegers(true).raw(true);
+    }
+    return prepared as Prepared & { rawStatement: Database.Statement };
+  }
+
+  async rows(sql: string, params: readonly SqlValue[] = []): Promise<unknown[][]> {
+    const p = this.prepareRaw(sql);
+    return p.rawStatement.all(...bindings(p, params)) as unknown[][];
+  }
+
+  async *iterateRows(sql: string, params: readonly SqlValue[] = []): AsyncIterable<unknown[]> {
+    const p = this.prepareRaw(sql);
+    for (const row of p.rawStatement.iterate(...bindings(p, params))) yield row as unknown[];
   }
 
   async all<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
@@ -167,6 +189,13 @@ class DirectoryExecutor implements SqlExecutor {
   }
   async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
     const rows = await this.all<Row>(sql, params);
+    yield* rows;
+  }
+  rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {
+    return this.pool.with((c) => c.rows(sql, params));
+  }
+  async *iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]> {
+    const rows = await this.rows(sql, params);
     yield* rows;
   }
 }

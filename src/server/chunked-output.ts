@@ -1,0 +1,69 @@
+/**
+ * Text encoded into buffers as it is produced, for streamed bodies. The writers append short
+ * pieces (one entity's own members at a time, see ../odata/text-sink.ts); each is encoded
+ * straight into a buffer of CHUNK_BYTES, and full buffers wait for drain() to send them with
+ * back-pressure. No long concatenated string is ever built: turning one into bytes means
+ * flattening it first, which cost more than writing the JSON in the first place.
+ */
+import type { TextSink } from '../odata/text-sink';
+import type { BodyStream } from './responder';
+
+const CHUNK_BYTES = 64 * 1024;
+/** Small pieces are joined into a string of about this length before encoding: fewer calls. */
+const PENDING_CHARS = 4096;
+/** UTF-8 needs at most 3 bytes per UTF-16 code unit. */
+const MAX_BYTES_PER_UNIT = 3;
+
+export class ChunkedOutput implements TextSink {
+  private buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private used = 0;
+  /** Full buffers not yet handed to the stream. */
+  private full: Buffer[] = [];
+  /** Text appended but not yet encoded. */
+  private pending = '';
+
+  constructor(private readonly body: BodyStream) {}
+
+  append(text: string): void {
+    this.pending += text;
+    if (this.pending.length >= PENDING_CHARS) this.encodePending();
+  }
+
+  private encodePending(): void {
+    const text = this.pending;
+    this.pending = '';
+    if (text.length * MAX_BYTES_PER_UNIT > this.buffer.length - this.used) {
+      this.seal();
+      if (text.length * MAX_BYTES_PER_UNIT > this.buffer.length) {
+        this.full.push(Buffer.from(text, 'utf8'));
+        return;
+      }
+    }
+    this.used += this.buffer.write(text, this.used, 'utf8');
+  }
+
+  /** Moves the current buffer to the full ones; the next text goes into a fresh buffer. */
+  private seal(): void {
+    if (this.pending !== '') this.encodePending();
+    if (this.used === 0) return;
+    this.full.push(this.buffer.subarray(0, this.used));
+    this.buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.used = 0;
+  }
+
+  /** Sends the full buffers, waiting while the receiver is full. */
+  async drain(): Promise<void> {
+    while (this.full.length > 0) {
+      const next = this.full.shift()!;
+      await this.body.write(next);
+    }
+  }
+
+  /** Sends everything and ends the stream. */
+  async end(): Promise<void> {
+    this.seal();
+    const last = this.full.pop();
+    await this.drain();
+    this.body.end(last);
+  }
+}
