@@ -37,6 +37,8 @@ interface PreparedOperation {
   readonly inner: InnerRequest;
   readonly contentId: string | undefined;
   readonly request: ODataRequest;
+  /** The request's responder: the operation's reply is rendered into it inside the transaction. */
+  readonly responder: BufferedResponder;
   readonly body: Buffer;
   readonly target: OperationTarget;
 }
@@ -94,7 +96,8 @@ function failed(caller: BatchCaller, inner: InnerRequest, error: unknown): Batch
 async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlierContentIds: ReadonlySet<string>): Promise<PreparedOperation> {
   const contentId = echoableContentId(inner);
   const resolved = resolveTarget(inner.target, SERVICE_PATH);
-  const request = innerODataRequest(caller, inner, resolved.query, new BufferedResponder());
+  const responder = new BufferedResponder();
+  const request = innerODataRequest(caller, inner, resolved.query, responder);
   // A DELETE's body is ignored, as on its own.
   const body = BODYLESS.has(request.method) ? Buffer.alloc(0) : await request.body();
   let target: OperationTarget;
@@ -109,7 +112,7 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
     }
     target = { kind: 'reference', contentId: resolved.reference, rest: resolved.path };
   }
-  return { inner, contentId, request, body, target };
+  return { inner, contentId, request, responder, body, target };
 }
 
 /** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
@@ -120,9 +123,8 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
     try {
       const path = pathOf(caller, operation.target, ledger);
       const outcome = await execute(operation, tx, path, ledger);
-      const responder = new BufferedResponder();
-      responder.send(outcome.reply);
-      responses.push(responseOf(responder, operation.contentId));
+      operation.responder.send(outcome.reply);
+      responses.push(responseOf(operation.responder, operation.contentId));
       if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
     } catch (error) {
       throw new OperationFailed(operation.inner, error);
