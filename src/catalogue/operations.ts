@@ -11,7 +11,7 @@ import { badRequest, notFound } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { OperationArguments } from '../odata/uri/operation-parameters';
-import type { EntityStore } from '../store/entities';
+import { VERSION_BUMP, type EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { orderHistoryText } from './order-history';
 import type { CatalogueWrites } from './writes';
@@ -154,7 +154,7 @@ export class CatalogueOperations {
     const links = catalog.type.navigations.find((n) => n.name === 'Products')!.relation as LinkTableRelation;
     const codec = this.entities.store.codec;
     await call.tx.run(
-      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ? ` +
+      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ?, ${VERSION_BUMP} ` +
         `WHERE account_id = ? AND id IN (SELECT "${links.leftColumn}" FROM "${links.table}" WHERE account_id = ? AND "${links.rightColumn}" = ?)`,
       [codec.encode('Edm.Int64', profileId), codec.encode('Edm.DateTime', now), call.accountId, call.accountId, catalogId],
     );

@@ -96,7 +96,8 @@ export class CatalogueWrites {
     await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
     await this.entities.insert(tx, accountId, type, row);
     await this.addBoundLinks(tx, accountId, type, row.Id, payload);
-    return { record: { type, values: row }, created: true };
+    // A new row starts at version 1 (the column's default).
+    return { record: { type, values: row, version: 1n }, created: true };
   }
 
   private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
@@ -106,7 +107,8 @@ export class CatalogueWrites {
     return undefined;
   }
 
-  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<void> {
+  /** Answers the entity's new version (its ETag). */
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<bigint> {
     const values = this.withBindings(type, payload);
     const stored = await this.entities.find(tx, accountId, type, id);
     if (!stored) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
@@ -115,6 +117,8 @@ export class CatalogueWrites {
     await checkRules(ctx);
     await this.entities.update(tx, accountId, type, id, row);
     await applyFollowUps(ctx);
+    // Read back: follow-ups (order history) may have changed the row again.
+    return this.entities.versionOf(tx, accountId, type, id);
   }
 
   async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {

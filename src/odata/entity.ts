@@ -11,6 +11,8 @@ export interface EntityRecord {
   readonly type: EntityTypeDef;
   /** Every property of the type, by name (null where null). */
   readonly values: Readonly<Record<string, EdmValue>>;
+  /** The row's version, written as the entity's ETag (absent for entities not read from the store). */
+  readonly version?: bigint;
   /**
    * Navigations that were expanded ($expand), by navigation name as requested: a to-one
    * navigation holds a record or null, a to-many an array. Navigations not here are deferred.
@@ -49,4 +51,9 @@ export function entityPath(type: EntityTypeDef, id: bigint): string {
 
 export function entityUri(serviceRoot: string, type: EntityTypeDef, id: bigint): string {
   return `${serviceRoot}/${entityPath(type, id)}`;
+}
+
+/** The ETag of an entity version: a weak tag, opaque to clients. */
+export function etagOf(version: bigint): string {
+  return `W/"${version}"`;
 }

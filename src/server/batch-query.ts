@@ -23,7 +23,7 @@ export async function runQueryPart(caller: BatchCaller, inner: InnerRequest, bud
     const request = innerODataRequest(caller, inner, target.query, responder);
     const path = parseResourcePath(caller.app.model, target.path);
     if (path.kind === 'batch') throw badRequest('A $batch request cannot be nested inside another.');
-    await serveRequest(request, path);
+    await serveRequest(request, path, target.path);
     const response = responseOf(responder, contentId);
     budget.keep(responder.size);
     return { kind: 'response', response };

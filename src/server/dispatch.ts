@@ -36,7 +36,8 @@ function metadata(r: ODataRequest): void {
   r.responder.send({ status: 200, contentType: 'application/xml;charset=utf-8', body: r.app.metadataXml });
 }
 
-export async function serveRequest(r: ODataRequest, path: ServedPath): Promise<void> {
+/** `rawPath` is the path below the service root as sent (an Idempotency-Key covers it). */
+export async function serveRequest(r: ODataRequest, path: ServedPath, rawPath: string): Promise<void> {
   switch (path.kind) {
     case 'serviceDocument':
       requireRead(r.method);
@@ -45,7 +46,7 @@ export async function serveRequest(r: ODataRequest, path: ServedPath): Promise<v
       requireRead(r.method);
       return metadata(r);
     case 'resource':
-      return handleResource(r, path);
+      return handleResource(r, path, rawPath);
     case 'operation':
       return handleOperation(r, path.operation);
   }

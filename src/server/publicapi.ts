@@ -65,6 +65,6 @@ export function publicApiHandler(app: App): Handler {
       body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
       responder: new HttpResponder(ctx.res),
     };
-    return serveRequest(request, path);
+    return serveRequest(request, path, rest);
   };
 }

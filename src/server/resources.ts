@@ -11,7 +11,7 @@
 import type { EntityTypeDef, NavigationDef } from '../model/types';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import { toXmlText, type EdmValue } from '../odata/edm';
-import { entityPath, entityUri, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
+import { entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
 import { allowOnly } from '../odata/uri/query-options';
@@ -21,6 +21,7 @@ import type { SqlExecutor } from '../store/store';
 import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
+import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import type { ReadSource } from '../odata/plan';
 import { planRead, type PlannedRead, type ReadTarget } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
@@ -108,7 +109,28 @@ const PAGE_ROWS = 256;
 function entityReply(r: ODataRequest, status: number, rec: EntityRecord, headers: Record<string, string> = {}, version: ProtocolVersion = 1, select?: ReadonlySet<string>): Reply {
   const format = entityFormat(r);
   const wctx = writeContext(r, responseVersion(r, version), select);
-  return { status, contentType: format.entityContentType, body: format.entry(wctx, rec), version: wctx.version, headers };
+  const etag: Record<string, string> = rec.version === undefined ? {} : { ETag: etagOf(rec.version) };
+  return { status, contentType: format.entityContentType, body: format.entry(wctx, rec), version: wctx.version, headers: { ...etag, ...headers } };
+}
+
+/** The entity tags of an If-Match or If-None-Match header ('*' matches any). */
+function tagsOf(header: string): string[] {
+  return header.split(',').map((t) => t.trim()).filter((t) => t !== '');
+}
+
+/** Whether a header's tags name this version; weak and strong forms compare alike. */
+function matches(header: string, version: bigint | undefined): boolean {
+  const current = version === undefined ? undefined : `"${version}"`;
+  return tagsOf(header).some((tag) => tag === '*' || (current !== undefined && tag.replace(/^W\//, '') === current));
+}
+
+/** If-Match: the client changes only the version it read, else 412 and nothing is written. */
+function checkIfMatch(r: ODataRequest, record: EntityRecord): void {
+  const header = r.header('if-match');
+  if (header === undefined) return;
+  if (!matches(header, record.version)) {
+    throw new ODataError(412, `The entity ${entityPath(record.type, record.values.Id as bigint)} has changed: its ETag is ${etagOf(record.version ?? 0n)}, not ${header.slice(0, 60)}. Read it again and repeat the change.`);
+  }
 }
 
 const NO_CONTENT: Reply = { status: 204 };
@@ -248,9 +270,14 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
       case 'count':
         if (resolved.kind !== 'collection') throw badRequest('$count applies to a collection.');
         return r.responder.send(await readCount(r, tx, resolved.type, sourceOf(resolved), 'count'));
-      case 'entity':
+      case 'entity': {
         if (resolved.kind !== 'entity') throw badRequest('The path addresses a collection, not one entity.');
+        const ifNoneMatch = r.header('if-none-match');
+        if (ifNoneMatch !== undefined && matches(ifNoneMatch, resolved.record.version)) {
+          return r.responder.send({ status: 304, headers: { ETag: etagOf(resolved.record.version!) } });
+        }
         return r.responder.send(await readEntity(r, tx, resolved.record));
+      }
       case 'property':
         if (resolved.kind !== 'entity') throw badRequest('A property belongs to one entity.');
         return r.responder.send(readProperty(r, resolved.record, target));
@@ -316,15 +343,16 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   if (target.kind !== 'entity') throw badRequest('The path addresses one entity, not a collection.');
   const record = resolved.record;
   requireMethod(r.method, allowedMethods(record.type, 'entity'));
+  checkIfMatch(r, record);
   const id = record.values.Id as bigint;
   switch (r.method) {
     case 'PUT':
-      await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), 'replace');
-      break;
     case 'MERGE':
-    case 'PATCH':
-      await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), 'merge');
-      break;
+    case 'PATCH': {
+      const mode = r.method === 'PUT' ? 'replace' : 'merge';
+      const version = await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), mode);
+      return { reply: { status: 204, headers: { ETag: etagOf(version) } }, entity: { type: record.type, id } };
+    }
     case 'DELETE':
       await app.writes.delete(tx, accountId, record.type, id);
       break;
@@ -334,9 +362,14 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE']);
 
-export async function handleResource(r: ODataRequest, path: ResourcePath): Promise<void> {
+export async function handleResource(r: ODataRequest, path: ResourcePath, rawPath: string): Promise<void> {
   if (r.method === 'GET' || r.method === 'HEAD') return readResource(r, path);
+  const key = r.method === 'POST' ? idempotencyKeyOf(r.header('idempotency-key')) : undefined;
   const body = BODYLESS.has(r.method) ? Buffer.alloc(0) : await r.body();
-  const { reply } = await r.app.store.write(r.accountId, (tx) => writeResource(r, tx, path, body));
+  const reply = await r.app.store.write(r.accountId, async (tx) => {
+    if (key === undefined) return (await writeResource(r, tx, path, body)).reply;
+    const hash = requestHash(r.method, rawPath, body);
+    return once(tx, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, body)).reply);
+  });
   r.responder.send(reply);
 }

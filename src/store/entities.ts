@@ -7,8 +7,20 @@ import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDe
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store } from './store';
+import { VERSION_COLUMN } from './schema';
 
 const q = (name: string) => `"${name}"`;
+
+/** SET item of every statement that changes an entity row: the row gets a new version (ETag). */
+export const VERSION_BUMP = `${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1`;
+
+/** The select list of an entity read as an array row (see EntityStore.decodeRow). */
+export function columnsOf(type: EntityTypeDef, alias = 't'): string {
+  return [...type.properties.map((p) => `${alias}.${q(p.column)}`), `${alias}.${q(VERSION_COLUMN)}`].join(', ');
+}
+
+/** Columns of that select list: a statement's own extra columns start here. */
+export const rowWidth = (type: EntityTypeDef) => type.properties.length + 1;
 
 interface TypeSql {
   /** t."id", t."product_id", … in property order. */
@@ -28,7 +40,8 @@ function typeSql(type: EntityTypeDef): TypeSql {
   let sql = typeSqlCache.get(type);
   if (!sql) {
     const table = q(type.table);
-    const columns = type.properties.map((p) => `t.${q(p.column)}`).join(', ');
+    // The properties in model order, then the version: readers decode rows by this layout.
+    const columns = [...type.properties.map((p) => `t.${q(p.column)}`), `t.${q(VERSION_COLUMN)}`].join(', ');
     sql = {
       columns,
       table,
@@ -66,11 +79,14 @@ export class EntityStore {
   decode(type: EntityTypeDef, row: Record<string, unknown>): EntityRecord {
     const values: Record<string, EdmValue> = {};
     for (const p of type.properties) values[p.name] = this.store.codec.decode(p.type, row[p.column]);
-    return { type, values };
+    return { type, values, version: this.store.codec.decode('Edm.Int64', row[VERSION_COLUMN]) as bigint };
   }
 
-  /** The values of a row read as an array whose first columns are the type's properties in order. */
-  decodeValues(type: EntityTypeDef, row: readonly unknown[]): Record<string, EdmValue> {
+  /**
+   * A row read as an array in the layout of columnsOf(): the type's properties in order, then
+   * the version. Columns a statement selects after those are the caller's (from rowWidth on).
+   */
+  decodeRow(type: EntityTypeDef, row: readonly unknown[]): { type: EntityTypeDef; values: Record<string, EdmValue>; version: bigint } {
     const values: Record<string, EdmValue> = {};
     const properties = type.properties;
     const codec = this.store.codec;
@@ -78,7 +94,7 @@ export class EntityStore {
       const p = properties[i]!;
       values[p.name] = codec.decode(p.type, row[i]);
     }
-    return values;
+    return { type, values, version: codec.decode('Edm.Int64', row[properties.length]) as bigint };
   }
 
   private encode(p: PropertyDef, value: EdmValue): SqlValue {
@@ -88,6 +104,13 @@ export class EntityStore {
   async find(exec: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<EntityRecord | undefined> {
     const row = await exec.get<Record<string, unknown>>(typeSql(type).byId, [accountId, id]);
     return row ? this.decode(type, row) : undefined;
+  }
+
+  /** The current version (ETag) of a row that exists. */
+  async versionOf(exec: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<bigint> {
+    const row = await exec.get<{ v: unknown }>(`SELECT ${q(VERSION_COLUMN)} AS v FROM ${typeSql(type).table} WHERE account_id = ? AND id = ?`, [accountId, id]);
+    if (!row) throw new Error(`${type.setName}(${id}) vanished inside its own transaction`);
+    return this.store.codec.decode('Edm.Int64', row.v) as bigint;
   }
 
   async exists(exec: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {
@@ -143,7 +166,7 @@ export class EntityStore {
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
     if (props.length === 0) return;
-    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')} WHERE account_id = ? AND id = ?`;
+    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}, ${VERSION_BUMP} WHERE account_id = ? AND id = ?`;
     await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
   }
 
@@ -173,7 +196,7 @@ export class EntityStore {
       const dependent = this.model.typeByName.get(r.dependent)!;
       const fk = q(dependent.properties.find((p) => p.name === r.foreignKey)!.column);
       if (r.onDelete === 'setNull') {
-        await tx.run(`UPDATE ${typeSql(dependent).table} SET ${fk} = NULL WHERE account_id = ? AND ${fk} IN (${selected})`, [accountId, accountId, ...params]);
+        await tx.run(`UPDATE ${typeSql(dependent).table} SET ${fk} = NULL, ${VERSION_BUMP} WHERE account_id = ? AND ${fk} IN (${selected})`, [accountId, accountId, ...params]);
       } else if (r.onDelete === 'cascade') {
         await this.clearPointers(tx, accountId, dependent, `${fk} IN (${selected})`, [accountId, ...params], seen);
       }

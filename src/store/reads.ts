@@ -17,7 +17,7 @@ import type { EntityRecord } from '../odata/entity';
 import type { ExpandNode, LiteralExpr, OrderByItem } from '../odata/expr/ast';
 import type { ReadPlan } from '../odata/plan';
 import { badRequest } from '../odata/errors';
-import type { EntityStore } from './entities';
+import { columnsOf, rowWidth, type EntityStore } from './entities';
 import type { SqlDialect } from './sql/dialect';
 import { compileExpression, compileOrderBy, type ExpressionScope } from './sql/expression';
 import { SqlParams } from './sql/params';
@@ -88,9 +88,9 @@ export class EntityReads {
     return new StatementBuilder(this.model, this.store.dialect, this.store.codec, accountId);
   }
 
-  /** Rows are read as arrays whose first columns are the type's properties (see columns()). */
+  /** Rows are read as arrays in the layout of columnsOf(); a statement's extra columns follow. */
   private decode(type: EntityTypeDef, row: readonly unknown[]): MutableRecord {
-    return { type, values: this.entities.decodeValues(type, row) };
+    return this.entities.decodeRow(type, row);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -169,7 +169,7 @@ export class EntityReads {
   }
 
   private columns(type: EntityTypeDef): string {
-    return type.properties.map((p) => `t.${q(p.column)}`).join(', ');
+    return columnsOf(type);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -251,8 +251,8 @@ export class EntityReads {
 
   /** The ordering position of a row, as typed literals (for a $skiptoken). */
   private position(plan: ReadPlan, row: readonly unknown[]): LiteralExpr[] {
-    // The ordering values follow the type's properties; the key is the first property.
-    const first = plan.type.properties.length;
+    // The ordering values follow the entity's own columns; the key is the first property.
+    const first = rowWidth(plan.type);
     const values: LiteralExpr[] = plan.orderBy.map((o, i) => {
       const raw = row[first + i];
       const type = o.expr.type;
@@ -314,7 +314,7 @@ export class EntityReads {
     const byParent = new Map<bigint, MutableRecord[]>();
     const ids = parents.map((p) => p.values.Id as bigint);
     const all: MutableRecord[] = [];
-    const parentColumn = target.properties.length;
+    const parentColumn = rowWidth(target);
     for (const row of await tx.rows(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
       const parentId = this.store.codec.decode('Edm.Int64', row[parentColumn]) as bigint;
       const rec = this.decode(target, row);

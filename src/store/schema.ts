@@ -16,6 +16,8 @@ export interface ColumnDef {
   readonly name: string;
   readonly type: ColumnType;
   readonly nullable: boolean;
+  /** A constant the engine fills in when an insert names no value (also for rows that exist when the column is added). */
+  readonly defaultValue?: number;
 }
 
 export interface ForeignKeyDef {
@@ -46,6 +48,13 @@ export interface TableDef {
 
 export const ACCOUNT_COLUMN = 'account_id';
 
+/**
+ * Every entity row's version: 1 when inserted, one more on every change. It is the entity's
+ * ETag (optimistic concurrency: If-Match), kept out of the model's properties because it is the
+ * service's bookkeeping, not data a client writes.
+ */
+export const VERSION_COLUMN = 'row_version';
+
 const columnTypeOf: Record<EdmType, ColumnType> = {
   'Edm.Int64': 'int64',
   'Edm.Int32': 'int32',
@@ -63,6 +72,7 @@ function entityTable(model: Model, t: EntityTypeDef): TableDef {
     // Key columns are never null; others follow the model (timestamps are always set).
     columns.push(col(prop.column, columnTypeOf[prop.type], prop.access !== 'key' && prop.nullable));
   }
+  columns.push({ name: VERSION_COLUMN, type: 'int64', nullable: false, defaultValue: 1 });
   const foreignKeys: ForeignKeyDef[] = [];
   const indexes: IndexDef[] = [];
   for (const r of model.relations) {
@@ -180,10 +190,31 @@ function orderHistoryTable(model: Model): TableDef {
   };
 }
 
+/**
+ * The first answer to a POST that carried an Idempotency-Key, written in the same transaction
+ * as what the POST created: a retry with the key gets this answer and creates nothing.
+ */
+const idempotencyTable: TableDef = {
+  name: 'idempotency_keys',
+  tenant: true,
+  columns: [
+    col(ACCOUNT_COLUMN, 'int64'),
+    col('idempotency_key', 'text'),
+    col('request_hash', 'text'),
+    col('status', 'int32'),
+    col('headers', 'text'),
+    col('body', 'text', true),
+    col('created_at', 'datetime'),
+  ],
+  primaryKey: [ACCOUNT_COLUMN, 'idempotency_key'],
+  foreignKeys: [],
+  indexes: [{ name: 'idempotency_keys_by_age', columns: [ACCOUNT_COLUMN, 'created_at'], unique: false }],
+};
+
 /** Every table, parents before children (the order DDL must run in). */
 export function buildSchema(model: Model): TableDef[] {
   const entityTables = orderByDependencies(model.entityTypes.map((t) => entityTable(model, t)));
-  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model)];
+  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model), idempotencyTable];
 }
 
 function orderByDependencies(tables: TableDef[]): TableDef[] {

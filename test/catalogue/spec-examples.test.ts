@@ -222,7 +222,8 @@ function atomEntryOf(res: HttpResponse, shape: Shape, id: string): Map<string, A
 
 /**
  * Checks one JSON verbose entity (the wire-format table's "JSON response body") and answers it:
- * __metadata (uri, type), then the properties, then one __deferred member per navigation.
+ * __metadata (uri, type — and the etag that optimistic concurrency adds after them), then the
+ * properties, then one __deferred member per navigation.
  */
 function checkJsonEntity(d: Record<string, unknown>, shape: Shape, id: string): Record<string, unknown> {
   const uri = `${live.root}/${shape.set}(${id}L)`;
@@ -231,8 +232,10 @@ function checkJsonEntity(d: Record<string, unknown>, shape: Shape, id: string): 
   // __metadata, then the properties (metadata order), then the navigations (in any order).
   assert.deepEqual(keys.slice(0, 1 + propertyCount), ['__metadata', ...shape.properties.map(([n]) => n)]);
   assert.deepEqual(keys.slice(1 + propertyCount).sort(), shape.navigations.map(([n]) => n).sort());
-  assert.deepEqual(d.__metadata, { uri, type: `CatalogueService.${shape.type}` });
-  assert.deepEqual(Object.keys(obj(d.__metadata)), ['uri', 'type']);
+  const meta = obj(d.__metadata);
+  assert.deepEqual({ uri: meta.uri, type: meta.type }, { uri, type: `CatalogueService.${shape.type}` });
+  assert.deepEqual(Object.keys(meta), ['uri', 'type', 'etag']);
+  assert.match(String(meta.etag), /^W\/"\d+"$/);
   for (const [name, type] of shape.properties) {
     const v = d[name];
     if (v === null) continue;

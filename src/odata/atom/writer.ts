@@ -220,7 +220,8 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
   const updated = escapeXml(ctx.updated);
   const selection = ctx.select ? selectionOf(ctx.select) : undefined;
 
-  let out = `<entry${rootAttributes}><id>${root}/${path}</id><title type="text" /><updated>${updated}</updated><author><name /></author>`;
+  const etag = rec.version === undefined ? '' : ` m:etag="W/&quot;${rec.version}&quot;"`;
+  let out = `<entry${etag}${rootAttributes}><id>${root}/${path}</id><title type="text" /><updated>${updated}</updated><author><name /></author>`;
   out += `${t.editOpen}${path}" />`;
 
   const expanded = rec.expanded;

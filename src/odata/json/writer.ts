@@ -41,7 +41,7 @@ interface NavigationInfo {
 interface TypeInfo {
   /** `/Products(` */
   readonly setPath: string;
-  /** `L)","type":"CatalogueService.Product"}` */
+  /** `L)","type":"CatalogueService.Product"` (the etag and the closing brace follow) */
   readonly metadataTail: string;
   readonly properties: readonly PropertyInfo[];
   readonly navigations: readonly NavigationInfo[];
@@ -54,7 +54,7 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
   if (info === undefined) {
     info = {
       setPath: `/${type.setName}(`,
-      metadataTail: `L)","type":${JSON.stringify(`${model.namespace}.${type.name}`)}}`,
+      metadataTail: `L)","type":${JSON.stringify(`${model.namespace}.${type.name}`)}`,
       properties: type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` })),
       navigations: type.navigations.map((nav) => {
         const names = [nav.name, ...nav.aliases];
@@ -163,7 +163,7 @@ function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
   const id = values['Id'];
   if (typeof id !== 'bigint') throw new Error(`An entity of type ${rec.type.name} without an Int64 Id cannot be written`);
   const uri = c.root + t.setPath + id.toString();
-  let out = '{"__metadata":{"uri":"' + uri + t.metadataTail;
+  let out = '{"__metadata":{"uri":"' + uri + t.metadataTail + (rec.version === undefined ? '}' : ',"etag":"W/\\"' + rec.version.toString() + '\\""}');
   const sel = c.selection;
 
   for (const p of t.properties) {

@@ -17,7 +17,7 @@ const quote = (name: string) => `"${name}"`;
 const list = (names: readonly string[]) => names.map(quote).join(', ');
 
 function columnSql(c: ColumnDef): string {
-  return `${quote(c.name)} ${sqliteType[c.type]}${c.nullable ? '' : ' NOT NULL'}`;
+  return `${quote(c.name)} ${sqliteType[c.type]}${c.nullable ? '' : ' NOT NULL'}${c.defaultValue === undefined ? '' : ` DEFAULT ${c.defaultValue}`}`;
 }
 
 export function createTableSql(t: TableDef): string {
@@ -61,7 +61,8 @@ export function migrateSqlite(db: Database.Database, tables: readonly TableDef[]
         const have = new Set((db.prepare(`SELECT name FROM pragma_table_info(?)`).all(t.name) as { name: string }[]).map((r) => r.name));
         for (const c of t.columns) {
           if (have.has(c.name)) continue;
-          db.exec(`ALTER TABLE ${quote(t.name)} ADD COLUMN ${quote(c.name)} ${sqliteType[c.type]}`);
+          // A column with a default can be NOT NULL at once; any other must be nullable here.
+          db.exec(`ALTER TABLE ${quote(t.name)} ADD COLUMN ${c.defaultValue === undefined ? `${quote(c.name)} ${sqliteType[c.type]}` : columnSql(c)}`);
           report.addedColumns.push(`${t.name}.${c.name}`);
         }
       }

@@ -102,7 +102,9 @@ test('100000 nested parentheses or nots fail fast with a 400', () => {
     timedBadRequest(() => filter(balanced, roomy), 'nested more than 32 levels'),
     timedBadRequest(() => filter('-'.repeat(100_000), roomy), 'nested more than 32 levels'),
   ];
-  for (const ms of timings) assert.ok(ms < 50, `took ${ms.toFixed(1)} ms`);
+  // Refusal takes well under a millisecond; 1 s (the bound on any answer) catches only a
+  // pathological parser, never a busy CI machine.
+  for (const ms of timings) assert.ok(ms < 1000, `took ${ms.toFixed(1)} ms`);
 });
 
 test('with every limit lifted, deep input still never exhausts the stack', () => {
