@@ -20,6 +20,7 @@ import type { SqlExecutor } from '../store/store';
 import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './batch-request';
 import { ChangesetLedger, type EntityRef, linkPair } from './changeset-ledger';
 import type { ODataRequest, ResourcePathOf } from './odata-request';
+import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import { operationInTransaction } from './operations';
 import { BufferedResponder, type Reply } from './responder';
 import { resolve, writeResource } from './resources';
@@ -30,8 +31,14 @@ type SetPath = ResourcePathOf<'resource'>;
 
 /** Where an operation writes: a path parsed beforehand, or `$n` plus the rest, known only once n has run. */
 type OperationTarget =
-  | { readonly kind: 'path'; readonly path: ResourcePath }
+  | { readonly kind: 'path'; readonly path: ResourcePath; readonly rawPath: string }
   | { readonly kind: 'reference'; readonly contentId: string; readonly rest: string };
+
+/** A target resolved: the parsed path, and the path as written below the service root. */
+interface Located {
+  readonly path: ResourcePath;
+  readonly rawPath: string;
+}
 
 interface PreparedOperation {
   readonly inner: InnerRequest;
@@ -102,7 +109,7 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
   const body = BODYLESS.has(request.method) ? Buffer.alloc(0) : await request.body();
   let target: OperationTarget;
   if (resolved.reference === undefined) {
-    target = { kind: 'path', path: parseResourcePath(caller.app.model, resolved.path) };
+    target = { kind: 'path', path: parseResourcePath(caller.app.model, resolved.path), rawPath: resolved.path };
   } else {
     // resolveTarget only recognises `$n`; that n names an EARLIER operation of THIS changeset is checked here.
     if (!earlierContentIds.has(resolved.reference)) {
@@ -121,8 +128,7 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
   const responses: InnerResponse[] = [];
   for (const operation of prepared) {
     try {
-      const path = pathOf(caller, operation.target, ledger);
-      const outcome = await execute(operation, tx, path, ledger);
+      const outcome = await execute(operation, tx, locate(caller, operation.target, ledger), ledger);
       operation.responder.send(outcome.reply);
       responses.push(responseOf(operation.responder, operation.contentId));
       if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
@@ -134,20 +140,23 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
 }
 
 /** The operation's path; a `$n` target becomes the canonical path of n's entity plus the rest. */
-function pathOf(caller: BatchCaller, target: OperationTarget, ledger: ChangesetLedger): ResourcePath {
-  if (target.kind === 'path') return target.path;
+function locate(caller: BatchCaller, target: OperationTarget, ledger: ChangesetLedger): Located {
+  if (target.kind === 'path') return target;
   const entity = ledger.entityOf(target.contentId);
   if (!entity) {
     throw badRequest(`'$${echo(target.contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
   }
-  return parseResourcePath(caller.app.model, `/${entityPath(entity.type, entity.id)}${target.rest}`);
+  const rawPath = `/${entityPath(entity.type, entity.id)}${target.rest}`;
+  return { path: parseResourcePath(caller.app.model, rawPath), rawPath };
 }
 
-async function execute(operation: PreparedOperation, tx: SqlExecutor, path: ResourcePath, ledger: ChangesetLedger): Promise<Outcome> {
+async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
   const r = operation.request;
   switch (path.kind) {
     case 'resource':
-      return r.method === 'DELETE' ? deleteInChangeset(r, tx, path, ledger) : writeResource(r, tx, path, operation.body);
+      if (r.method === 'DELETE') return deleteInChangeset(r, tx, path, ledger);
+      if (r.method === 'POST') return postOnce(r, tx, path, rawPath, operation.body);
+      return writeResource(r, tx, path, operation.body);
     case 'operation':
       return { reply: await operationInTransaction(r, tx, path.operation) };
     case 'batch':
@@ -156,6 +165,26 @@ async function execute(operation: PreparedOperation, tx: SqlExecutor, path: Reso
     case 'metadata':
       throw methodNotAllowed(r.method, ['GET', 'HEAD']);
   }
+}
+
+/**
+ * A POST, with its Idempotency-Key honoured as on its own (idempotency.ts): the key and the
+ * answer are stored in the changeset's transaction, so they are kept only if the whole changeset
+ * is. A replayed create still stands for its entity (named by the replayed Location) for `$n`.
+ */
+async function postOnce(r: ODataRequest, tx: SqlExecutor, path: SetPath, rawPath: string, body: Buffer): Promise<Outcome> {
+  const key = idempotencyKeyOf(r.header('idempotency-key'));
+  if (key === undefined) return writeResource(r, tx, path, body);
+  let written: Outcome | undefined;
+  const reply = await once(tx, r.accountId, key, requestHash(r.method, rawPath, body), r.app.clock.now(), async () => (written = await writeResource(r, tx, path, body)).reply);
+  return { reply, entity: written?.entity ?? entityAt(r, reply.headers?.Location) };
+}
+
+/** The entity a canonical entity URI names (a Location of ours); undefined for anything else. */
+function entityAt(r: ODataRequest, uri: string | undefined): EntityRef | undefined {
+  if (uri === undefined) return undefined;
+  const path = parseResourcePath(r.app.model, resolveTarget(uri, SERVICE_PATH).path);
+  return path.kind === 'resource' && path.key !== undefined && path.steps.length === 0 && path.target.kind === 'entity' ? { type: path.set, id: path.key } : undefined;
 }
 
 /**

@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../../src/store/open';
 import { EntityStore } from '../../src/store/entities';
-import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { asSeller } from '../support/live-service';
 import { seedCatalogue } from '../support/catalogue-seed';
 import {
@@ -212,6 +212,64 @@ describe('changesets', () => {
       assert.equal(failure.status, 405, `${method} ${target}: ${failure.body}`);
       assert.equal(failure.headers.get('allow'), allow);
     }
+  });
+
+  test('If-Match inside a changeset: the ETag read is the one written, a stale one is a 412 that rolls back the changeset', async () => {
+    const api = client(live, seller);
+    const product = await api.create('Products', { Title: 'Version', Price: '3', StockAmount: 1 });
+    const etag = ((await api.get(`Products(${product}L)`))?.__metadata as { etag: string }).etag;
+    const merge = (tag: string, cid: number) => httpPart({ method: 'MERGE', target: `Products(${product}L)`, headers: ['Accept: application/json', 'Content-Type: application/json', `Content-ID: ${cid}`, `If-Match: ${tag}`], body: JSON.stringify({ Title: `Version ${cid}` }) });
+    const rowsBefore = await tenantRows(live, seller.accountId);
+    const stale = singleAnswer(readBatchAnswer(await postBatch(live, seller, batchBody([changesetPart([jsonOperation('POST', 'Catalogs', 1, { Name: 'nie' }), merge('W/"0"', 2)])])))[0]);
+    assert.equal(stale.status, 412, stale.body);
+    assert.equal(stale.headers.get('content-id'), '2');
+    assert.deepEqual(await tenantRows(live, seller.accountId), rowsBefore);
+    const [written] = changesetAnswers(readBatchAnswer(await postBatch(live, seller, batchBody([changesetPart([merge(etag, 1)])])))[0]);
+    assert.equal(written!.status, 204);
+    const newTag = written!.headers.get('etag');
+    assert.ok(newTag && newTag !== etag, 'the part carries the new ETag');
+    // Two MERGEs naming the same version: the first replaces it, so the second is a 412 and the
+    // first is rolled back with it.
+    const rowsBetween = await tenantRows(live, seller.accountId);
+    const twice = singleAnswer(readBatchAnswer(await postBatch(live, seller, batchBody([changesetPart([merge(newTag, 1), merge(newTag, 2)])])))[0]);
+    assert.equal(twice.status, 412);
+    assert.equal(twice.headers.get('content-id'), '2');
+    assert.deepEqual(await tenantRows(live, seller.accountId), rowsBetween);
+  });
+
+  test('Idempotency-Key on a POST inside a changeset: kept with the changeset, replayed on a retry, and $n still names the entity', async () => {
+    const api = client(live, seller);
+    const retried = batchBody([
+      changesetPart([
+        httpPart({ method: 'POST', target: 'Products', headers: ['Accept: application/json', 'Content-Type: application/json', 'Content-ID: 1', 'Idempotency-Key: batch-key-1'], body: JSON.stringify({ Title: 'Einmal', Price: '3', StockAmount: 1 }) }),
+        jsonOperation('MERGE', '$1', 2, { StockAmount: 8 }),
+      ]),
+    ]);
+    const first = changesetAnswers(readBatchAnswer(await postBatch(live, seller, retried))[0]);
+    assert.deepEqual(first.map((r) => r.status), [201, 204]);
+    const id = json(first[0]!).d.Id as string;
+    const again = changesetAnswers(readBatchAnswer(await postBatch(live, seller, retried))[0]);
+    assert.deepEqual(again.map((r) => r.status), [201, 204], again.map((r) => r.body).join('\n'));
+    assert.equal(again[0]!.headers.get('idempotent-replayed'), 'true');
+    assert.equal(json(again[0]!).d.Id, id, 'the first answer, nothing created twice');
+    assert.deepEqual((await api.feed(`Products?$filter=Title%20eq%20'Einmal'`)).map((p) => p.Id), [id]);
+    assert.equal((await api.get(`Products(${id}L)`))?.StockAmount, 8);
+
+    // A key used in a changeset that failed was rolled back with it: the same POST creates then.
+    const failing = batchBody([
+      changesetPart([
+        httpPart({ method: 'POST', target: 'Catalogs', headers: ['Accept: application/json', 'Content-Type: application/json', 'Content-ID: 1', 'Idempotency-Key: batch-key-2'], body: '{"Name":"Zweimal"}' }),
+        jsonOperation('DELETE', 'Catalogs(987654321L)', 2),
+      ]),
+    ]);
+    assert.equal(singleAnswer(readBatchAnswer(await postBatch(live, seller, failing))[0]).status, 404);
+    const created = changesetAnswers(
+      readBatchAnswer(
+        await postBatch(live, seller, batchBody([changesetPart([httpPart({ method: 'POST', target: 'Catalogs', headers: ['Accept: application/json', 'Content-Type: application/json', 'Idempotency-Key: batch-key-2'], body: '{"Name":"Zweimal"}' })])])),
+      )[0],
+    );
+    assert.equal(created[0]!.status, 201);
+    assert.equal(created[0]!.headers.get('idempotent-replayed'), undefined);
   });
 
   test('an operation body above MAX_BODY_BYTES is a 413 for that operation', async () => {
