@@ -4,10 +4,17 @@
  */
 import { DEFAULT_DATABASE_URL, type DatabaseOptions } from './store/open';
 import type { ReadLimits } from './odata/read-options';
+import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
 
 export interface Limits {
   readonly maxBodyBytes: number;
   readonly maxBatchBodyBytes: number;
+  /** Top-level parts (query parts and changesets) in one $batch. */
+  readonly maxBatchParts: number;
+  /** Operations in one $batch changeset. */
+  readonly maxChangesetOperations: number;
+  /** All query-part answers of one $batch together: they are held in memory until the batch is answered. */
+  readonly maxBatchResponseBytes: number;
   readonly maxUrlBytes: number;
   readonly maxHeaderBytes: number;
   /** Time allowed for the request headers to arrive. */
@@ -91,6 +98,9 @@ export function loadConfig(env: Env = process.env): Config {
     limits: {
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
+      maxBatchParts: integer(env, 'MAX_BATCH_PARTS', DEFAULT_BATCH_LIMITS.maxParts, 1, 10_000),
+      maxChangesetOperations: integer(env, 'MAX_CHANGESET_OPERATIONS', DEFAULT_BATCH_LIMITS.maxOperationsPerChangeset, 1, 10_000),
+      maxBatchResponseBytes: integer(env, 'MAX_BATCH_RESPONSE_BYTES', 64 * 1024 * 1024, 1024, 16 * 1024 ** 3),
       maxUrlBytes: integer(env, 'MAX_URL_BYTES', 4096, 256, 1024 * 1024),
       maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),

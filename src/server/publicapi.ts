@@ -5,21 +5,17 @@
  */
 import type { App } from './app';
 import { headerOf, type Handler, type RequestContext } from './context';
-import { badRequest, methodNotAllowed, unauthorized, ODataError } from '../odata/errors';
-import { MEDIA, negotiate, readVersionHeaders } from '../odata/negotiate';
-import { allowOnly, parseQueryOptions, type QueryOptions } from '../odata/uri/query-options';
+import { badRequest, unauthorized } from '../odata/errors';
+import { readVersionHeaders } from '../odata/negotiate';
+import { parseQueryOptions } from '../odata/uri/query-options';
 import { parseResourcePath } from '../odata/uri/resource-path';
-import { handleResource } from './resources';
-import { handleOperation } from './operations';
 import { HttpResponder } from './responder';
 import { readBody } from './body';
 import type { ODataRequest } from './odata-request';
-import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
-import { send } from './respond';
 import { sessionCookieOf } from '../auth/endpoints';
 import { serviceRootOf } from './service-root';
-
-const READ_METHODS = ['GET', 'HEAD'] as const;
+import { serveRequest } from './dispatch';
+import { handleBatch } from './batch';
 
 /** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
 async function identify(app: App, ctx: RequestContext): Promise<number> {
@@ -44,27 +40,6 @@ function effectiveMethod(ctx: RequestContext): string {
   return verb;
 }
 
-function requireRead(method: string): void {
-  if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, READ_METHODS);
-}
-
-function serviceDocument(app: App, ctx: RequestContext, options: QueryOptions): void {
-  allowOnly(options, ['$format'], 'the service document');
-  const type = negotiate(headerOf(ctx, 'accept'), options.system.get('$format'), MEDIA.serviceDocument);
-  const body =
-    type === 'application/json'
-      ? renderServiceDocumentJson(app.model)
-      : renderServiceDocumentXml(app.model, serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost()));
-  send(ctx.res, { status: 200, contentType: `${type};charset=utf-8`, body });
-}
-
-function metadata(app: App, ctx: RequestContext, options: QueryOptions): void {
-  allowOnly(options, ['$format'], '$metadata');
-  // $metadata exists only as XML; an explicit $format asking for anything else is refused.
-  if (options.system.has('$format')) negotiate(undefined, options.system.get('$format'), MEDIA.metadata);
-  send(ctx.res, { status: 200, contentType: 'application/xml;charset=utf-8', body: app.metadataXml });
-}
-
 export function publicApiHandler(app: App): Handler {
   return async (ctx, rest) => {
     // Parse: everything that can be judged without knowing the caller.
@@ -77,30 +52,19 @@ export function publicApiHandler(app: App): Handler {
 
     // Resolve and answer.
     const path = parseResourcePath(app.model, rest);
-    switch (path.kind) {
-      case 'serviceDocument':
-        requireRead(method);
-        return serviceDocument(app, ctx, options);
-      case 'metadata':
-        requireRead(method);
-        return metadata(app, ctx, options);
-      case 'resource':
-      case 'operation': {
-        const request: ODataRequest = {
-          app,
-          accountId,
-          method,
-          options,
-          versions,
-          serviceRoot: serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost()),
-          header: (name) => headerOf(ctx, name),
-          body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
-          responder: new HttpResponder(ctx.res),
-        };
-        return path.kind === 'operation' ? handleOperation(request, path.operation) : handleResource(request, path, rest);
-      }
-      case 'batch':
-        throw new ODataError(501, `'$batch' is part of the service, but this build does not serve it yet.`);
-    }
+    const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
+    if (path.kind === 'batch') return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log }, ctx, options);
+    const request: ODataRequest = {
+      app,
+      accountId,
+      method,
+      options,
+      versions,
+      serviceRoot,
+      header: (name) => headerOf(ctx, name),
+      body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
+      responder: new HttpResponder(ctx.res),
+    };
+    return serveRequest(request, path, rest);
   };
 }

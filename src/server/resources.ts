@@ -185,14 +185,19 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
   );
   let first = true;
   let delivered = 0;
-  while (!next.done) {
-    for (const rec of next.value.records) {
-      format.feedEntry(wctx, rec, first, out);
-      first = false;
-      await out.drain();
+  try {
+    while (!next.done) {
+      for (const rec of next.value.records) {
+        format.feedEntry(wctx, rec, first, out);
+        first = false;
+        await out.drain();
+      }
+      delivered += next.value.records.length;
+      next = await pages.next();
     }
-    delivered += next.value.records.length;
-    next = await pages.next();
+  } finally {
+    // Ends the row statement when the loop stops early (a write that failed): see EntityReads.stream.
+    await pages.return?.();
   }
   const after = end.result?.continueAfter;
   out.append(format.feedEnd(wctx, after ? nextLink(r, selfPath, planned, delivered, after) : undefined));

@@ -219,27 +219,32 @@ export class EntityReads {
     let delivered = 0;
     let lastRow: readonly unknown[] | undefined;
     const rows = tx.iterateRows(sql, b.params.values)[Symbol.asyncIterator]();
-    for (;;) {
-      const next = await this.run(b, () => rows.next());
-      if (next.done) break;
-      if (paging !== undefined && delivered === paging) {
-        // One row more than a page exists: the collection continues after the last delivered row.
-        end.result = { continueAfter: this.position(plan, lastRow!) };
-        await rows.return?.();
-        break;
+    // A consumer that stops early (its client went away, an error) ends this generator at a
+    // yield: the statement must end with it, or its connection stays busy for the next reader.
+    try {
+      for (;;) {
+        const next = await this.run(b, () => rows.next());
+        if (next.done) break;
+        if (paging !== undefined && delivered === paging) {
+          // One row more than a page exists: the collection continues after the last delivered row.
+          end.result = { continueAfter: this.position(plan, lastRow!) };
+          break;
+        }
+        page.push(this.decode(plan.type, next.value));
+        lastRow = next.value;
+        delivered++;
+        if (page.length >= options.pageSize) {
+          await this.expand(tx, accountId, page, plan.expand);
+          yield { records: page };
+          page = [];
+        }
       }
-      page.push(this.decode(plan.type, next.value));
-      lastRow = next.value;
-      delivered++;
-      if (page.length >= options.pageSize) {
+      if (page.length > 0) {
         await this.expand(tx, accountId, page, plan.expand);
         yield { records: page };
-        page = [];
       }
-    }
-    if (page.length > 0) {
-      await this.expand(tx, accountId, page, plan.expand);
-      yield { records: page };
+    } finally {
+      await rows.return?.();
     }
     end.result ??= {};
   }

@@ -1,0 +1,219 @@
+/**
+ * A changeset of a $batch: all of its operations or none (odata-v2-reference.md §5.7).
+ *
+ * First everything that needs no database is checked (targets, `$n` references to earlier
+ * Content-IDs, query options, version headers, body sizes), so that a changeset that cannot be
+ * understood never takes the writer. Then ONE store.write transaction runs the operations in
+ * document order, each with its own ODataRequest, and renders each answer. If any operation
+ * fails, the error is thrown out of the transaction, so that everything rolls back, and the
+ * changeset is answered by that operation's error alone. The answers leave only after COMMIT:
+ * the batch is answered when store.write has resolved.
+ */
+import type { BatchResponsePart, InnerRequest, InnerResponse } from '../odata/batch';
+import { resolveTarget } from '../odata/batch';
+import { echo } from '../odata/batch/echo';
+import { entityPath } from '../odata/entity';
+import { badRequest, methodNotAllowed } from '../odata/errors';
+import { parseResourcePath, type ResourcePath } from '../odata/uri/resource-path';
+import { deletionScope, type DeletionScope } from '../store/cascade';
+import type { SqlExecutor } from '../store/store';
+import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './batch-request';
+import { ChangesetLedger, type EntityRef, linkPair } from './changeset-ledger';
+import type { ODataRequest, ResourcePathOf } from './odata-request';
+import { idempotencyKeyOf, once, requestHash } from './idempotency';
+import { operationInTransaction } from './operations';
+import { BufferedResponder, type Reply } from './responder';
+import { resolve, writeResource } from './resources';
+import { SERVICE_PATH } from './service-root';
+
+/** A path into the entity sets (not an operation, $metadata, …). */
+type SetPath = ResourcePathOf<'resource'>;
+
+/** Where an operation writes: a path parsed beforehand, or `$n` plus the rest, known only once n has run. */
+type OperationTarget =
+  | { readonly kind: 'path'; readonly path: ResourcePath; readonly rawPath: string }
+  | { readonly kind: 'reference'; readonly contentId: string; readonly rest: string };
+
+/** A target resolved: the parsed path, and the path as written below the service root. */
+interface Located {
+  readonly path: ResourcePath;
+  readonly rawPath: string;
+}
+
+interface PreparedOperation {
+  readonly inner: InnerRequest;
+  readonly contentId: string | undefined;
+  readonly request: ODataRequest;
+  /** The request's responder: the operation's reply is rendered into it inside the transaction. */
+  readonly responder: BufferedResponder;
+  readonly body: Buffer;
+  readonly target: OperationTarget;
+}
+
+interface Outcome {
+  readonly reply: Reply;
+  /** What a later `$n` naming this operation stands for. */
+  readonly entity?: EntityRef;
+}
+
+/** Thrown out of the transaction to roll it back, carrying the operation that failed and why. */
+class OperationFailed extends Error {
+  constructor(
+    readonly inner: InnerRequest,
+    readonly reason: unknown,
+  ) {
+    super('a changeset operation failed');
+  }
+}
+
+const BODYLESS = new Set(['DELETE']);
+const NO_CONTENT: Reply = { status: 204 };
+
+export async function runChangeset(caller: BatchCaller, requests: readonly InnerRequest[]): Promise<BatchResponsePart> {
+  const prepared: PreparedOperation[] = [];
+  const earlierContentIds = new Set<string>();
+  for (const inner of requests) {
+    try {
+      prepared.push(await prepareOperation(caller, inner, earlierContentIds));
+    } catch (error) {
+      return failed(caller, inner, error);
+    }
+    if (inner.contentId !== undefined) earlierContentIds.add(inner.contentId);
+  }
+
+  // Nothing to run: no transaction either.
+  if (prepared.length === 0) return { kind: 'changeset', responses: [] };
+  try {
+    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared));
+    return { kind: 'changeset', responses };
+  } catch (error) {
+    if (error instanceof OperationFailed) return failed(caller, error.inner, error.reason);
+    // The transaction itself failed (COMMIT, say): nothing of the changeset was kept. A fault,
+    // logged and answered in the format of the first operation, which names no single one.
+    const { contentId: _unnamed, ...first } = requests[0]!;
+    return failed(caller, first, error);
+  }
+}
+
+/** The single error part that answers a failed changeset in place of its nested multipart. */
+function failed(caller: BatchCaller, inner: InnerRequest, error: unknown): BatchResponsePart {
+  return { kind: 'response', response: errorResponseOf(caller, inner, error) };
+}
+
+async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlierContentIds: ReadonlySet<string>): Promise<PreparedOperation> {
+  const contentId = echoableContentId(inner);
+  const resolved = resolveTarget(inner.target, SERVICE_PATH);
+  const responder = new BufferedResponder();
+  const request = innerODataRequest(caller, inner, resolved.query, responder);
+  // A DELETE's body is ignored, as on its own.
+  const body = BODYLESS.has(request.method) ? Buffer.alloc(0) : await request.body();
+  let target: OperationTarget;
+  if (resolved.reference === undefined) {
+    target = { kind: 'path', path: parseResourcePath(caller.app.model, resolved.path), rawPath: resolved.path };
+  } else {
+    // resolveTarget only recognises `$n`; that n names an EARLIER operation of THIS changeset is checked here.
+    if (!earlierContentIds.has(resolved.reference)) {
+      throw badRequest(
+        `The target '${echo(inner.target)}' refers to Content-ID '${echo(resolved.reference)}', which no earlier operation of this changeset carries.`,
+      );
+    }
+    target = { kind: 'reference', contentId: resolved.reference, rest: resolved.path };
+  }
+  return { inner, contentId, request, responder, body, target };
+}
+
+/** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
+async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readonly PreparedOperation[]): Promise<InnerResponse[]> {
+  const ledger = new ChangesetLedger();
+  const responses: InnerResponse[] = [];
+  for (const operation of prepared) {
+    try {
+      const outcome = await execute(operation, tx, locate(caller, operation.target, ledger), ledger);
+      operation.responder.send(outcome.reply);
+      responses.push(responseOf(operation.responder, operation.contentId));
+      if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
+    } catch (error) {
+      throw new OperationFailed(operation.inner, error);
+    }
+  }
+  return responses;
+}
+
+/** The operation's path; a `$n` target becomes the canonical path of n's entity plus the rest. */
+function locate(caller: BatchCaller, target: OperationTarget, ledger: ChangesetLedger): Located {
+  if (target.kind === 'path') return target;
+  const entity = ledger.entityOf(target.contentId);
+  if (!entity) {
+    throw badRequest(`'$${echo(target.contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
+  }
+  const rawPath = `/${entityPath(entity.type, entity.id)}${target.rest}`;
+  return { path: parseResourcePath(caller.app.model, rawPath), rawPath };
+}
+
+async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
+  const r = operation.request;
+  switch (path.kind) {
+    case 'resource':
+      if (r.method === 'DELETE') return deleteInChangeset(r, tx, path, ledger);
+      if (r.method === 'POST') return postOnce(r, tx, path, rawPath, operation.body);
+      return writeResource(r, tx, path, operation.body);
+    case 'operation':
+      return { reply: await operationInTransaction(r, tx, path.operation) };
+    case 'batch':
+      throw badRequest('A $batch request cannot be nested inside a changeset.');
+    case 'serviceDocument':
+    case 'metadata':
+      throw methodNotAllowed(r.method, ['GET', 'HEAD']);
+  }
+}
+
+/**
+ * A POST, with its Idempotency-Key honoured as on its own (idempotency.ts): the key and the
+ * answer are stored in the changeset's transaction, so they are kept only if the whole changeset
+ * is. A replayed create still stands for its entity (named by the replayed Location) for `$n`.
+ */
+async function postOnce(r: ODataRequest, tx: SqlExecutor, path: SetPath, rawPath: string, body: Buffer): Promise<Outcome> {
+  const key = idempotencyKeyOf(r.header('idempotency-key'));
+  if (key === undefined) return writeResource(r, tx, path, body);
+  let written: Outcome | undefined;
+  const reply = await once(tx, r.accountId, key, requestHash(r.method, rawPath, body), r.app.clock.now(), async () => (written = await writeResource(r, tx, path, body)).reply);
+  return { reply, entity: written?.entity ?? entityAt(r, reply.headers?.Location) };
+}
+
+/** The entity a canonical entity URI names (a Location of ours); undefined for anything else. */
+function entityAt(r: ODataRequest, uri: string | undefined): EntityRef | undefined {
+  if (uri === undefined) return undefined;
+  const path = parseResourcePath(r.app.model, resolveTarget(uri, SERVICE_PATH).path);
+  return path.kind === 'resource' && path.key !== undefined && path.steps.length === 0 && path.target.kind === 'entity' ? { type: path.set, id: path.key } : undefined;
+}
+
+/**
+ * A DELETE, with the repeated-delete rule of changeset-ledger.ts: an entity (or a link) that an
+ * earlier operation of this changeset removed, directly or by a cascade, answers 204 again. It
+ * applies to canonical addresses (`ProductSpecifics(5L)`, `Products(1L)/$links/Catalogs(2L)`),
+ * which is what clients send (every entity's __metadata.uri); a DELETE through a navigation path
+ * (`Products(1L)/ProductImages(5L)`) of something already gone fails like any missing entity.
+ * A DELETE of something that never existed fails too, and rolls the changeset back.
+ */
+async function deleteInChangeset(r: ODataRequest, tx: SqlExecutor, path: SetPath, ledger: ChangesetLedger): Promise<Outcome> {
+  if (path.key !== undefined && path.steps.length === 0) {
+    if (path.target.kind === 'entity' && ledger.wasRemoved(path.set, path.key)) return { reply: NO_CONTENT, entity: { type: path.set, id: path.key } };
+    const link = path.target.kind === 'links' && path.target.key !== undefined ? linkPair(path.target.navigation, path.key, path.target.key) : undefined;
+    if (link && ledger.wasLinkRemoved(link.relation, link.left, link.right)) return { reply: NO_CONTENT };
+  }
+  // What the delete will take along must be read before it is gone.
+  const scope = path.target.kind === 'entity' ? await scopeOfDelete(r, tx, path) : undefined;
+  const outcome = await writeResource(r, tx, path, Buffer.alloc(0));
+  if (scope) ledger.recordDeletion(scope);
+  if (path.target.kind === 'links' && path.target.key !== undefined && path.key !== undefined && path.steps.length === 0) {
+    const link = linkPair(path.target.navigation, path.key, path.target.key);
+    if (link) ledger.recordRemovedLink(link.relation, link.left, link.right);
+  }
+  return outcome;
+}
+
+async function scopeOfDelete(r: ODataRequest, tx: SqlExecutor, path: SetPath): Promise<DeletionScope | undefined> {
+  const resolved = await resolve(r, tx, path);
+  if (resolved.kind !== 'entity') return undefined;
+  return deletionScope(tx, r.app.model, r.accountId, resolved.record.type, resolved.record.values.Id as bigint);
+}

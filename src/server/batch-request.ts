@@ -1,0 +1,112 @@
+/**
+ * One request inside a $batch as the resource handlers see it: an ODataRequest built from the
+ * inner request's own line and headers (method, query options, Accept, Content-Type and the
+ * version headers), acting for the batch's caller. And the way back: a handler's answer, or any
+ * error, as one application/http response part.
+ */
+import type { Logger } from 'pino';
+import type { App } from './app';
+import type { InnerRequest, InnerResponse } from '../odata/batch';
+import { badRequest, ODataError, type ErrorFormat } from '../odata/errors';
+import { errorFormatOf, readVersionHeaders } from '../odata/negotiate';
+import { parseQueryOptions } from '../odata/uri/query-options';
+import { tooLarge } from './body';
+import type { ODataRequest } from './odata-request';
+import { BufferedResponder, type Responder } from './responder';
+import { errorReply } from './respond';
+
+/** Who a batch acts for and what every inner request shares with it. */
+export interface BatchCaller {
+  readonly app: App;
+  readonly accountId: number;
+  /** Absolute, as for the batch request itself: the base of every URI in the answers. */
+  readonly serviceRoot: string;
+  /** The batch request's id: a fault in any part is logged and answered with it. */
+  readonly requestId: string;
+  readonly log: Logger;
+}
+
+/** What Node would let through in a header value; the response writer refuses anything else. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * The Content-ID to echo in the response part, refused (400) when it holds a character a header
+ * cannot carry (the framing keeps a CR inside a line, for one): echoing it would break the answer.
+ */
+export function echoableContentId(inner: InnerRequest): string | undefined {
+  const { contentId } = inner;
+  if (contentId !== undefined && !HEADER_VALUE.test(contentId)) {
+    throw badRequest('The Content-ID holds a control character; a Content-ID must be printable text.');
+  }
+  return contentId;
+}
+
+/**
+ * The ODataRequest of an inner request whose target was resolved to `query` (the part after `?`).
+ * A 400 (or 414) when its query, version headers or length are not acceptable: the same checks
+ * as for a request sent on its own. Inner requests carry no credentials and need none: they act
+ * for the batch's caller. X-HTTP-Method was refused by the framing already.
+ */
+export function innerODataRequest(caller: BatchCaller, inner: InnerRequest, query: string, responder: Responder): ODataRequest {
+  const { limits } = caller.app.config;
+  if (Buffer.byteLength(inner.target) > limits.maxUrlBytes) {
+    throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
+  }
+  const versions = readVersionHeaders(inner.headers.get('dataserviceversion'), inner.headers.get('maxdataserviceversion'));
+  const options = parseQueryOptions(query);
+  return {
+    app: caller.app,
+    accountId: caller.accountId,
+    method: inner.method,
+    options,
+    versions,
+    serviceRoot: caller.serviceRoot,
+    header: (name) => inner.headers.get(name),
+    // The same limit as a request on its own: a batch is no way around it.
+    body: async () => {
+      if (inner.body.length > limits.maxBodyBytes) throw tooLarge(limits.maxBodyBytes);
+      return inner.body;
+    },
+    responder,
+  };
+}
+
+/** The format an inner request's error is written in: its $format, else its Accept; XML when either is unreadable. */
+function errorFormatOfInner(inner: InnerRequest): ErrorFormat {
+  const questionMark = inner.target.indexOf('?');
+  const format = questionMark === -1 ? undefined : (new URLSearchParams(inner.target.slice(questionMark + 1)).get('$format') ?? undefined);
+  try {
+    return errorFormatOf(inner.headers.get('accept'), format);
+  } catch {
+    return 'xml';
+  }
+}
+
+/** A finished answer collected by a BufferedResponder, as a response part. */
+export function responseOf(responder: BufferedResponder, contentId: string | undefined): InnerResponse {
+  // A handler that returns without answering is a fault of ours, not something to send.
+  if (!responder.finished) throw new Error('A batch operation ended without an answer.');
+  return {
+    status: responder.status,
+    headers: Object.entries(responder.headers),
+    body: responder.body,
+    ...(contentId !== undefined ? { contentId } : {}),
+  };
+}
+
+/**
+ * Any error of an inner request as its response part, in that request's format. A fault (not an
+ * ODataError) is logged and answered as a 500 naming only the batch's request id.
+ */
+export function errorResponseOf(caller: BatchCaller, inner: InnerRequest, error: unknown): InnerResponse {
+  if (!(error instanceof ODataError)) caller.log.error({ reqId: caller.requestId, err: error, target: inner.target.slice(0, 200) }, 'batch operation failed');
+  const responder = new BufferedResponder();
+  responder.send(errorReply(error, errorFormatOfInner(inner), caller.requestId));
+  let contentId: string | undefined;
+  try {
+    contentId = echoableContentId(inner);
+  } catch {
+    // Not echoed: it could not be written.
+  }
+  return responseOf(responder, contentId);
+}
