@@ -23,6 +23,8 @@ export interface ExportRun {
   readonly productEntities: number;
   readonly status: number;
   readonly dataServiceVersion: string | undefined;
+  /** The start of the body when the status is not 200. */
+  readonly errorBody?: string;
 }
 
 export function runExport(origin: string, credentials: Credentials): Promise<ExportRun> {
@@ -35,10 +37,12 @@ export function runExport(origin: string, credentials: Credentials): Promise<Exp
     let bytes = 0;
     let entities = 0;
     let head = '';
+    let errorBody = '';
     let carry = Buffer.alloc(0);
     const req = http.get(`${origin}${EXPORT_PATH}`, { headers: connectorHeaders(credentials), agent: false }, (res) => {
       res.on('data', (chunk: Buffer) => {
         if (bytes === 0) firstByte = performance.now();
+        if (res.statusCode !== 200 && errorBody.length < 1000) errorBody += chunk.subarray(0, 1000).toString('utf8');
         if (head.length < 16) head += chunk.subarray(0, 16).toString('latin1');
         bytes += chunk.length;
         // Markers may straddle two chunks: keep the last marker-length bytes for the next one.
@@ -59,6 +63,7 @@ export function runExport(origin: string, credentials: Credentials): Promise<Exp
           productEntities: entities,
           status: res.statusCode ?? 0,
           dataServiceVersion: res.headers['dataserviceversion'] as string | undefined,
+          ...(errorBody ? { errorBody: errorBody.slice(0, 1000) } : {}),
         });
       });
       res.on('error', reject);

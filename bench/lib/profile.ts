@@ -4,6 +4,10 @@
  * each dependency, Node's internals, GC), counted only over the samples taken inside the measured
  * window. V8 stamps samples with the monotonic clock (µs), the same clock as process.hrtime in
  * the bench, so the window of each workload can be cut out of its process's profile.
+ *
+ * V8 samples the main thread by the clock, not by CPU use: a function's self time includes the
+ * time it spent blocked in a synchronous call (an fsync inside better-sqlite3's COMMIT, a socket
+ * write). "(idle)" is the event loop waiting for work; everything else is "busy".
  */
 import fs from 'node:fs';
 import { SourceMap } from 'node:module';
@@ -42,7 +46,7 @@ export interface ProfileSummary {
   readonly file: string;
   /** Sampled time in the window (ms), idle included. */
   readonly totalMs: number;
-  /** Sampled time in the window without (idle). */
+  /** Sampled time in the window without (idle): the main thread computing or blocked in a synchronous call. */
   readonly busyMs: number;
   /** Whether the window could be cut out; otherwise the whole profile is summarised. */
   readonly windowed: boolean;
@@ -184,11 +188,11 @@ export function summariseProfile(file: string, window?: { from: number; to: numb
 
 export function formatProfile(title: string, s: ProfileSummary): string {
   const lines = [
-    `--- CPU profile: ${title} (${s.busyMs.toFixed(0)} ms busy of ${s.totalMs.toFixed(0)} ms sampled${s.windowed ? ', measured window only' : ', whole process run'}) ---`,
-    '  self%   self ms  function (location)',
+    `--- CPU profile: ${title}: main thread busy ${s.busyMs.toFixed(0)} ms of ${s.totalMs.toFixed(0)} ms${s.windowed ? ' (measured window)' : ' (whole process run)'} ---`,
+    '  self% of busy   self ms  function (location)',
   ];
   for (const f of s.functions) {
-    lines.push(`  ${f.selfPercent.toFixed(1).padStart(5)}  ${f.selfMs.toFixed(0).padStart(8)}  ${f.name}${f.location ? ` (${f.location})` : ''}`);
+    lines.push(`  ${f.selfPercent.toFixed(1).padStart(13)}  ${f.selfMs.toFixed(0).padStart(8)}  ${f.name}${f.location ? ` (${f.location})` : ''}`);
   }
   lines.push('  by area: ' + s.areas.map((a) => `${a.area} ${a.selfPercent.toFixed(0)}%`).join(', '));
   return lines.join('\n');

@@ -26,6 +26,8 @@ export interface Workload {
   readonly expectStatus: number;
   /** Entities serialised in each answer, for entities/s. */
   readonly entitiesPerRequest?: number;
+  /** Changes the catalogue (runs after the export, which on PostgreSQL shares the database). */
+  readonly writes?: boolean;
   /** A part of the service still being built elsewhere: a 501 makes the row "not available". */
   readonly mayBeUnavailable?: boolean;
   request(ctx: WorkloadContext, n: number): RequestShape;
@@ -129,6 +131,7 @@ function productBody(n: number): string {
 
 const postProduct: Workload = {
   id: 'post-json',
+  writes: true,
   title: 'POST Products JSON (durable)',
   expectStatus: 201,
   request: (ctx, n) => ({ method: 'POST', path: `${SERVICE_PATH}/Products`, headers: connectorHeaders(ctx.credentials), body: productBody(n) }),
@@ -140,6 +143,7 @@ const postProduct: Workload = {
 
 const mergeVariation: Workload = {
   id: 'merge-variation',
+  writes: true,
   title: 'MERGE ProductVariations(id) StockAmount',
   expectStatus: 204,
   request: (ctx, n) => ({
@@ -152,6 +156,7 @@ const mergeVariation: Workload = {
 
 const reviseInventory: Workload = {
   id: 'revise-inventory',
+  writes: true,
   title: 'POST ReviseInventoryStatus',
   expectStatus: 200,
   request: (ctx, n) => ({
@@ -210,6 +215,7 @@ const countNoContent = (body: string) => (body.match(/HTTP\/1\.1 204/g) ?? []).l
 
 const batchChangeset: Workload = {
   id: 'batch-changeset',
+  writes: true,
   title: `$batch: 1 changeset of ${BATCH_OPERATIONS} MERGEs`,
   expectStatus: 202,
   mayBeUnavailable: true,
@@ -236,7 +242,7 @@ const batchChangeset: Workload = {
   },
 };
 
-/** In the order they run: reads first, then the writes. */
+/** Reads first, then (after the export) the writes. */
 export const WORKLOADS: readonly Workload[] = [
   productByKey('json'),
   productByKey('atom'),
