@@ -16,6 +16,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { createAccount } from '../../src/auth/accounts';
 import { systemClock } from '../../src/clock';
 import { model } from '../../src/model/catalogue-model';
@@ -38,28 +39,32 @@ export interface Durability {
   readonly setting: string;
   readonly durable: boolean;
   /**
-   * Median time of one 4 KiB write + fdatasync in the work directory (SQLite's file system), ms:
-   * a durable commit costs at least this, so 1000 / fsyncMs bounds commits per second.
+   * Median time of one durable commit of a one-row INSERT in a scratch SQLite file next to the
+   * database (WAL, synchronous=FULL), in ms: the floor of a write's latency on this disk, so
+   * 1000 / commitMs bounds commits per second when writes do not share commits.
    */
-  readonly fsyncMs?: number;
+  readonly commitMs?: number;
 }
 
-/** Median of 30 × (write 4 KiB, fdatasync) in dir. */
-export function probeFsync(dir: string): number {
-  const file = path.join(dir, 'fsync-probe');
-  const fd = fs.openSync(file, 'w');
-  const block = Buffer.alloc(4096, 1);
+/** Median of 50 one-row durable commits in a scratch SQLite database in dir. */
+export function probeCommit(dir: string): number {
+  const file = path.join(dir, 'commit-probe.db');
+  const db = new Database(file);
   const times: number[] = [];
   try {
-    for (let i = 0; i < 30; i++) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE probe (id INTEGER PRIMARY KEY, value TEXT)');
+    const insert = db.prepare('INSERT INTO probe (value) VALUES (?)');
+    for (let i = 0; i < 60; i++) {
       const started = performance.now();
-      fs.writeSync(fd, block, 0, block.length, i * block.length);
-      fs.fdatasyncSync(fd);
-      times.push(performance.now() - started);
+      insert.run(`row ${i}`);
+      // The first commits create and grow the WAL file: only the steady state counts.
+      if (i >= 10) times.push(performance.now() - started);
     }
   } finally {
-    fs.closeSync(fd);
-    fs.rmSync(file, { force: true });
+    db.close();
+    for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
   }
   times.sort((a, b) => a - b);
   return times[Math.floor(times.length / 2)]!;
@@ -122,7 +127,7 @@ export async function sqliteDatabase(workDir: string, products: number, log: (li
   let durability: Durability;
   try {
     seeded = await seed(store, products, log);
-    durability = { ...(await checkDurability(store, seeded.account.accountId)), fsyncMs: probeFsync(seedDir) };
+    durability = { ...(await checkDurability(store, seeded.account.accountId)), commitMs: probeCommit(seedDir) };
   } finally {
     // Closing the last connection checkpoints the WAL into the main file.
     await store.close();
