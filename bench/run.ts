@@ -33,8 +33,8 @@ interface Options {
 
 /**
  * Seeding writes each row through the store: on PostgreSQL two round trips per row, about 50 rows
- * per product, which is about 25 s per 1,000 products on the 2-core machine. 10,000 would not fit
- * in the bench's 10 minutes.
+ * per product, which is 25 to 50 s per 1,000 products on the 2-core machine. 10,000 would not
+ * fit in the bench's 10 minutes.
  */
 const POSTGRES_PRODUCTS = 2_000;
 
@@ -46,7 +46,7 @@ const USAGE = `npm run bench -- [options]
   --warmup S                 warm-up seconds before each measurement (default 3)
   --connections N            concurrent keep-alive connections (default 32)
   --products N               products in the seeded catalogue (default 10000; 2000 on postgres,
-                             where seeding goes row by row over the network: about 25 s per 1000)
+                             where seeding goes row by row over the network: 25-50 s per 1000)
   --export-runs N            full-export repetitions (default 3)
   --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export'].join(', ')})
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
