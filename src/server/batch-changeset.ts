@@ -176,7 +176,7 @@ async function postOnce(r: ODataRequest, tx: SqlExecutor, path: SetPath, rawPath
   const key = idempotencyKeyOf(r.header('idempotency-key'));
   if (key === undefined) return writeResource(r, tx, path, body);
   let written: Outcome | undefined;
-  const reply = await once(tx, r.accountId, key, requestHash(r.method, rawPath, body), r.app.clock.now(), async () => (written = await writeResource(r, tx, path, body)).reply);
+  const reply = await once(tx, r.app.store.codec, r.accountId, key, requestHash(r.method, rawPath, body), r.app.clock.now(), async () => (written = await writeResource(r, tx, path, body)).reply);
   return { reply, entity: written?.entity ?? entityAt(r, reply.headers?.Location) };
 }
 

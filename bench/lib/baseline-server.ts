@@ -1,0 +1,39 @@
+/**
+ * The baseline: a bare node:http server that answers every request with the same 300-byte JSON
+ * body, the most a Node process can do per request on this machine. Run as its own process
+ * (`node dist/bench/lib/baseline-server.js`, PORT and HOST from the environment) so that its
+ * CPU time and resident set are measured exactly like the service's.
+ */
+import http from 'node:http';
+
+export const BASELINE_BODY_BYTES = 300;
+
+/** `{"d":{"Id":"1","Title":"xxx…"}}`, padded to exactly 300 bytes. */
+export function baselineBody(): Buffer {
+  const head = '{"d":{"__metadata":{"uri":"http://127.0.0.1/publicapi/v1/api.svc/Products(1L)","type":"Catalogue.Product"},"Id":"1","Title":"';
+  const tail = '"}}';
+  return Buffer.from(head + 'x'.repeat(BASELINE_BODY_BYTES - head.length - tail.length) + tail, 'utf8');
+}
+
+if (require.main === module) {
+  const body = baselineBody();
+  const headers = { 'Content-Type': 'application/json;charset=utf-8', 'Content-Length': String(body.length) };
+  const server = http.createServer((req, res) => {
+    // A request body (none in the bench) would be read and dropped.
+    req.resume();
+    res.writeHead(200, headers);
+    res.end(body);
+  });
+  const port = Number(process.env.PORT ?? 0);
+  server.listen(port, process.env.HOST || '127.0.0.1', () => {
+    const address = server.address() as { port: number };
+    process.stdout.write(JSON.stringify({ msg: 'baseline listening', origin: `http://127.0.0.1:${address.port}` }) + '\n');
+  });
+  const stop = () => {
+    server.close(() => process.exit(0));
+    // Idle keep-alive connections would hold close() open.
+    server.closeAllConnections();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

@@ -1,0 +1,71 @@
+/** A small node:http client for the bench's setup requests and probes (not for the load itself). */
+import http from 'node:http';
+
+export const SERVICE_PATH = '/publicapi/v1/api.svc';
+
+export interface Response {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+export interface RequestInit {
+  readonly method?: string;
+  readonly headers?: Record<string, string>;
+  readonly body?: string | Buffer;
+}
+
+export function request(url: string, init: RequestInit = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...(init.headers ?? {}) };
+    if (init.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(init.body));
+    const req = http.request(url, { method: init.method ?? 'GET', headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+/** Logs in as the connector does; the .ASPXAUTH cookie value. */
+export async function login(origin: string, userName: string, password: string): Promise<string> {
+  const res = await request(`${origin}/Authentication_JSON_AppService.axd/Login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ userName, password, createPersistentCookie: false }),
+  });
+  const m = /\.ASPXAUTH=([^;]+)/.exec(res.headers['set-cookie']?.[0] ?? '');
+  if (res.status !== 200 || !m) throw new Error(`login as ${userName} failed: ${res.status} ${res.body.slice(0, 300)}`);
+  return m[1]!;
+}
+
+export interface Credentials {
+  readonly subscriptionToken: string;
+  readonly cookie: string;
+}
+
+/** What the connector sends on every request (client-compatibility.md, "Every request"). */
+export function connectorHeaders(c: Credentials): Record<string, string> {
+  return {
+    SubscriptionToken: c.subscriptionToken,
+    Cookie: `.ASPXAUTH=${c.cookie}`,
+    Accept: 'application/json',
+    'Content-Type': 'application/json',
+    DataServiceVersion: '2.0',
+    MaxDataServiceVersion: '3.0',
+  };
+}
+
+/** What the Atom-only .NET WCF Data Services client sends on a read. */
+export function atomHeaders(c: Credentials): Record<string, string> {
+  return {
+    SubscriptionToken: c.subscriptionToken,
+    Cookie: `.ASPXAUTH=${c.cookie}`,
+    Accept: 'application/atom+xml,application/xml',
+    DataServiceVersion: '1.0;NetFx',
+    MaxDataServiceVersion: '2.0;NetFx',
+  };
+}

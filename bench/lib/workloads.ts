@@ -1,0 +1,260 @@
+/**
+ * The request workloads of issue 8, each as the connector (or the Atom-only .NET client) sends it
+ * on the wire (see /work/shared/design/client-compatibility.md). Keys rotate over the seeded
+ * catalogue so that no single row stays hot.
+ */
+import { atomHeaders, connectorHeaders, SERVICE_PATH, type Credentials, type Response } from './http';
+import type { RequestShape } from './load';
+
+export interface Catalogue {
+  /** Product keys in ascending order (decimal strings). */
+  readonly productIds: readonly string[];
+  /** Variation keys in ascending order, consecutive ones belonging to the same product. */
+  readonly variationIds: readonly string[];
+}
+
+export interface WorkloadContext {
+  /** Absolute service root, e.g. http://127.0.0.1:41234/publicapi/v1/api.svc */
+  readonly root: string;
+  readonly credentials: Credentials;
+  readonly catalogue: Catalogue;
+}
+
+export interface Workload {
+  readonly id: string;
+  readonly title: string;
+  readonly expectStatus: number;
+  /** Entities serialised in each answer, for entities/s. */
+  readonly entitiesPerRequest?: number;
+  /** Changes the catalogue (runs after the export, which on PostgreSQL shares the database). */
+  readonly writes?: boolean;
+  /** A part of the service still being built elsewhere: a 501 makes the row "not available". */
+  readonly mayBeUnavailable?: boolean;
+  request(ctx: WorkloadContext, n: number): RequestShape;
+  /** Checks each body during the load (autocannon passes no status). */
+  verifyBody?(body: string): boolean;
+  /** Checks the first answer thoroughly before any load; throws with what is wrong. */
+  check?(res: Response, ctx: WorkloadContext, first: RequestShape): void;
+}
+
+export const FILTER_PAGE = 50;
+export const BATCH_OPERATIONS = 10;
+
+const at = (list: readonly string[], n: number) => list[n % list.length]!;
+
+/** The JSON verbose entities of a V1 (`d` array) or V2 (`d.results`) feed. */
+export function feedEntities(body: string): Record<string, unknown>[] {
+  const d = (JSON.parse(body) as { d: unknown }).d;
+  if (Array.isArray(d)) return d as Record<string, unknown>[];
+  const results = (d as { results?: unknown }).results;
+  if (Array.isArray(results)) return results as Record<string, unknown>[];
+  throw new Error(`not a feed: ${body.slice(0, 200)}`);
+}
+
+function expect(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+const keyOf = (path: string) => /\((\d+)L\)/.exec(path)?.[1];
+
+function productByKey(format: 'json' | 'atom'): Workload {
+  return {
+    id: `get-${format}`,
+    title: `GET Products(id) ${format === 'json' ? 'JSON' : 'Atom'}`,
+    expectStatus: 200,
+    request: (ctx, n) => ({
+      method: 'GET',
+      path: `${SERVICE_PATH}/Products(${at(ctx.catalogue.productIds, n)}L)`,
+      headers: format === 'json' ? connectorHeaders(ctx.credentials) : atomHeaders(ctx.credentials),
+    }),
+    check(res, _ctx, first) {
+      const id = keyOf(first.path);
+      if (format === 'json') {
+        const d = (JSON.parse(res.body) as { d: Record<string, unknown> }).d;
+        expect(d.Id === id, `expected product ${id}, got ${String(d.Id)}`);
+      } else {
+        expect(/^<\?xml/.test(res.body) && res.body.includes(`Products(${id}L)</id>`), `expected an Atom entry of product ${id}: ${res.body.slice(0, 300)}`);
+      }
+    },
+  };
+}
+
+/** `Id ge a and Id le b` over 50 consecutive products: exactly 50 rows, a different page each time. */
+function filteredPage(format: 'json' | 'atom'): Workload {
+  return {
+    id: `filter-${format}`,
+    title: `GET Products?$filter (${FILTER_PAGE} rows) ${format === 'json' ? 'JSON' : 'Atom'}`,
+    expectStatus: 200,
+    entitiesPerRequest: FILTER_PAGE,
+    request(ctx, n) {
+      const ids = ctx.catalogue.productIds;
+      const pages = Math.floor(ids.length / FILTER_PAGE);
+      const start = (n % pages) * FILTER_PAGE;
+      const filter = `Id ge ${ids[start]}L and Id le ${ids[start + FILTER_PAGE - 1]}L`;
+      return {
+        method: 'GET',
+        path: `${SERVICE_PATH}/Products?$filter=${encodeURIComponent(filter)}`,
+        headers: format === 'json' ? connectorHeaders(ctx.credentials) : atomHeaders(ctx.credentials),
+      };
+    },
+    check(res) {
+      const rows = format === 'json' ? feedEntities(res.body).length : (res.body.match(/<entry[\s>]/g) ?? []).length;
+      expect(rows === FILTER_PAGE, `expected ${FILTER_PAGE} entities, got ${rows}`);
+    },
+  };
+}
+
+/** The connector's create: every property it knows, many of them null, non-ASCII escaped. */
+function productBody(n: number): string {
+  return JSON.stringify({
+    ForeignId: `BENCH-${n}`,
+    ExternalProductId: null,
+    ProductType: 0,
+    Title: `Bench Produkt ${n} Gr\u00f6\u00dfe M`,
+    Price: '19.99',
+    StockAmount: n % 100,
+    Description: '<p>Ein Produkt f\u00fcr den Benchmark, mit <b>Auszeichnung</b>.</p>',
+    ShortDescription: null,
+    Ean: '4006381333931',
+    Isbn: null,
+    Upc: null,
+    Mpn: `MPN-${n}`,
+    Brand: 'Bench',
+    UnitQuantity: null,
+    UnitType: null,
+    BestOfferAutoAcceptPrice: null,
+    BestOfferMinimumPrice: null,
+  })
+    .replace(/\//g, '\\/')
+    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+const postProduct: Workload = {
+  id: 'post-json',
+  writes: true,
+  title: 'POST Products JSON (durable)',
+  expectStatus: 201,
+  request: (ctx, n) => ({ method: 'POST', path: `${SERVICE_PATH}/Products`, headers: connectorHeaders(ctx.credentials), body: productBody(n) }),
+  check(res) {
+    const d = (JSON.parse(res.body) as { d: Record<string, unknown> }).d;
+    expect(typeof d.Id === 'string' && d.ForeignId === 'BENCH-0', `expected the created product, got ${res.body.slice(0, 300)}`);
+  },
+};
+
+const mergeVariation: Workload = {
+  id: 'merge-variation',
+  writes: true,
+  title: 'MERGE ProductVariations(id) StockAmount',
+  expectStatus: 204,
+  request: (ctx, n) => ({
+    method: 'MERGE',
+    path: `${SERVICE_PATH}/ProductVariations(${at(ctx.catalogue.variationIds, n)}L)`,
+    headers: connectorHeaders(ctx.credentials),
+    body: `{"StockAmount":${n % 100}}`,
+  }),
+};
+
+const reviseInventory: Workload = {
+  id: 'revise-inventory',
+  writes: true,
+  title: 'POST ReviseInventoryStatus',
+  expectStatus: 200,
+  request: (ctx, n) => ({
+    method: 'POST',
+    path: `${SERVICE_PATH}/ReviseInventoryStatus?productId=${at(ctx.catalogue.productIds, n)}L&stockAmount=${n % 100}`,
+    headers: connectorHeaders(ctx.credentials),
+  }),
+  check(res) {
+    expect(/"ReviseInventoryStatus"\s*:\s*true/.test(res.body), `expected {"d":{"ReviseInventoryStatus":true}}, got ${res.body.slice(0, 300)}`);
+  },
+};
+
+const BATCH_BOUNDARY = 'batch_36522ad7-fc75-4b56-8c71-56071383e77b';
+const CHANGESET_BOUNDARY = 'changeset_77162fcd-b8da-41ac-a9f8-9357efbbd621';
+
+/**
+ * The connector's $batch: one changeset of MERGEs with absolute URIs, Content-ID among the inner
+ * headers, bodies ending in "\n\r" that the inner Content-Length counts together with the CRLF
+ * before the next delimiter, the changeset's own Content-Length, and the extra empty line
+ * between the two closing delimiters (client-compatibility.md, "$batch").
+ */
+export function batchBody(root: string, variationIds: readonly string[], stock: number): Buffer {
+  const body = `{"StockAmount":"${stock}"}\n\r`;
+  const changeset =
+    variationIds
+      .map(
+        (id, i) =>
+          `--${CHANGESET_BOUNDARY}\r\n` +
+          'Content-Type: application/http\r\n' +
+          'Content-Transfer-Encoding: binary\r\n' +
+          '\r\n' +
+          `MERGE ${root}/ProductVariations(${id}L) HTTP/1.1\r\n` +
+          'Accept: application/json\r\n' +
+          `Content-ID: ${i + 1}\r\n` +
+          'Content-Type: application/json\r\n' +
+          `Content-Length: ${Buffer.byteLength(body) + 2}\r\n` +
+          '\r\n' +
+          body +
+          '\r\n',
+      )
+      .join('') + `--${CHANGESET_BOUNDARY}--\r\n`;
+  return Buffer.from(
+    `--${BATCH_BOUNDARY}\r\n` +
+      `Content-Type: multipart/mixed; boundary=${CHANGESET_BOUNDARY}\r\n` +
+      `Content-Length: ${Buffer.byteLength(changeset)}\r\n` +
+      '\r\n' +
+      changeset +
+      '\r\n' +
+      `--${BATCH_BOUNDARY}--\r\n`,
+    'utf8',
+  );
+}
+
+/** Inner responses of a batch answer that say 204 No Content. */
+const countNoContent = (body: string) => (body.match(/HTTP\/1\.1 204/g) ?? []).length;
+
+const batchChangeset: Workload = {
+  id: 'batch-changeset',
+  writes: true,
+  title: `$batch: 1 changeset of ${BATCH_OPERATIONS} MERGEs`,
+  expectStatus: 202,
+  mayBeUnavailable: true,
+  request(ctx, n) {
+    const ids = ctx.catalogue.variationIds;
+    const groups = Math.floor(ids.length / BATCH_OPERATIONS);
+    const start = (n % groups) * BATCH_OPERATIONS;
+    return {
+      method: 'POST',
+      path: `${SERVICE_PATH}/$batch`,
+      headers: {
+        ...connectorHeaders(ctx.credentials),
+        'Content-Type': `multipart/mixed; boundary=${BATCH_BOUNDARY}`,
+        'Content-Transfer-Encoding': 'binary',
+      },
+      body: batchBody(ctx.root, ids.slice(start, start + BATCH_OPERATIONS), n % 100),
+    };
+  },
+  verifyBody: (body) => countNoContent(body) === BATCH_OPERATIONS,
+  check(res) {
+    expect(/^multipart\/mixed;.*boundary=/i.test(String(res.headers['content-type'])), `expected a multipart/mixed answer, got ${String(res.headers['content-type'])}`);
+    const ok = countNoContent(res.body);
+    expect(ok === BATCH_OPERATIONS, `expected ${BATCH_OPERATIONS} inner 204 answers, got ${ok}: ${res.body.slice(0, 600)}`);
+  },
+};
+
+/** Reads first, then (after the export) the writes. */
+export const WORKLOADS: readonly Workload[] = [
+  productByKey('json'),
+  productByKey('atom'),
+  filteredPage('json'),
+  filteredPage('atom'),
+  postProduct,
+  mergeVariation,
+  reviseInventory,
+  batchChangeset,
+];
+
+/** The baseline's load: the connector's headers on a GET, answered with the fixed 300 bytes. */
+export function baselineRequest(credentials: Credentials): RequestShape {
+  return { method: 'GET', path: `${SERVICE_PATH}/Products(1L)`, headers: connectorHeaders(credentials) };
+}

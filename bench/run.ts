@@ -1,0 +1,488 @@
+/**
+ * `npm run bench`: the service's throughput, latency, CPU per request and memory against a bare
+ * node:http baseline on the same machine, for the connector's workloads (issue 8). See the
+ * README's "Benchmark" section for what each column means and the targets.
+ *
+ *   node dist/bench/run.js [--engine sqlite|postgres] [--duration 10] [--warmup 3]
+ *     [--connections 32] [--products 10000] [--export-runs 3] [--only get-json,export]
+ *     [--cpu-prof] [--keep]
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BenchSetupError, postgresDatabase, sqliteDatabase, type BenchDatabase, type Engine } from './lib/database';
+import { runExport } from './lib/export';
+import { login, request, SERVICE_PATH, connectorHeaders, type Credentials } from './lib/http';
+import { runLoad, type LoadResult, type RequestShape } from './lib/load';
+import { machineBusyMicros, startBaseline, startService, type ServerProcess } from './lib/processes';
+import { findProfile, formatProfile, summariseProfile, type ProfileSummary } from './lib/profile';
+import { evaluateTargets, formatExport, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
+import { baselineRequest, feedEntities, WORKLOADS, type Catalogue, type Workload, type WorkloadContext } from './lib/workloads';
+
+interface Options {
+  readonly engine: Engine;
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly connections: number;
+  readonly products: number;
+  readonly exportRuns: number;
+  readonly only: readonly string[] | undefined;
+  readonly cpuProf: boolean;
+  readonly keep: boolean;
+}
+
+/**
+ * Seeding writes each row through the store: on PostgreSQL two round trips per row, about 50 rows
+ * per product, which is 25 to 50 s per 1,000 products on the 2-core machine. 10,000 would not
+ * fit in the bench's 10 minutes.
+ */
+const POSTGRES_PRODUCTS = 2_000;
+
+const USAGE = `npm run bench -- [options]
+  --engine sqlite|postgres   database engine (default sqlite). postgres uses BENCH_DATABASE_URL or
+                             DATABASE_URL (+ BENCH_DATABASE_OWNER_URL / DATABASE_OWNER_URL), else
+                             starts a throwaway cluster with initdb and pg_ctl
+  --duration S               measured seconds per workload (default 10)
+  --warmup S                 warm-up seconds before each measurement (default 3)
+  --connections N            concurrent keep-alive connections (default 32)
+  --products N               products in the seeded catalogue (default 10000; 2000 on postgres,
+                             where seeding goes row by row over the network: 25-50 s per 1000)
+  --export-runs N            full-export repetitions (default 3)
+  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export'].join(', ')})
+  --cpu-prof                 run each service process under node --cpu-prof and print the hottest
+                             functions of each workload's measured window
+  --keep                     keep the work directory (databases, server logs)`;
+
+function parseArgs(argv: readonly string[]): Options {
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new BenchSetupError(`unexpected argument '${arg}'\n${USAGE}`);
+    const name = m[1]!;
+    if (name === 'help') {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    if (['cpu-prof', 'keep'].includes(name)) flags.add(name);
+    else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only'].includes(name)) {
+      const value = m[2] ?? argv[++i];
+      if (value === undefined) throw new BenchSetupError(`--${name} needs a value`);
+      values.set(name, value);
+    } else throw new BenchSetupError(`unknown option --${name}\n${USAGE}`);
+  }
+  const number = (name: string, fallback: number, min: number) => {
+    const raw = values.get(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min) throw new BenchSetupError(`--${name} must be a number ≥ ${min}, not '${raw}'`);
+    return n;
+  };
+  const engine = values.get('engine') ?? 'sqlite';
+  if (engine !== 'sqlite' && engine !== 'postgres') throw new BenchSetupError(`--engine must be sqlite or postgres, not '${engine}'`);
+  const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean);
+  const known = new Set([...WORKLOADS.map((w) => w.id), 'export']);
+  for (const id of only ?? []) if (!known.has(id)) throw new BenchSetupError(`--only: unknown workload '${id}' (known: ${[...known].join(', ')})`);
+  return {
+    engine,
+    seconds: number('duration', 10, 1),
+    warmupSeconds: number('warmup', 3, 0),
+    connections: Math.round(number('connections', 32, 1)),
+    products: Math.round(number('products', engine === 'postgres' ? POSTGRES_PRODUCTS : 10_000, 100)),
+    exportRuns: Math.round(number('export-runs', 3, 1)),
+    only,
+    cpuProf: flags.has('cpu-prof'),
+    keep: flags.has('keep'),
+  };
+}
+
+const REPO = path.join(__dirname, '..', '..');
+const RESULTS = path.join(REPO, 'bench', 'results');
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+const mib = (bytes: number) => bytes / 2 ** 20;
+const log = (line: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}`);
+
+/** The service's environment: the caller's, without what the bench decides itself. */
+function serviceBaseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  for (const k of ['DATABASE_URL', 'DATABASE_OWNER_URL', 'PORT', 'HOST', 'PUBLIC_URL', 'PAGE_SIZE', 'DEMO_ACCOUNT']) delete env[k];
+  if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
+  return env;
+}
+
+/** Bytes of prepared requests per run at most: bounds the pool for large bodies ($batch). */
+const POOL_BYTES = 16 * 2 ** 20;
+const MAX_POOL = 1024;
+
+function poolSize(first: RequestShape, connections: number): number {
+  const bytes = first.path.length + 400 + (first.body ? Buffer.byteLength(first.body) : 0);
+  return Math.max(16, Math.min(MAX_POOL, Math.floor(POOL_BYTES / (connections * bytes))));
+}
+
+interface Measurement {
+  readonly load: LoadResult;
+  /** Server CPU time during the measured run (µs). */
+  readonly cpu: number;
+  readonly window: { readonly from: number; readonly to: number };
+  readonly warmFailures: number;
+  readonly peakRss: number;
+  /** CPU the rest of the machine used during the run, in cores (other processes: noise). */
+  readonly otherCores: number;
+}
+
+class Bench {
+  private readonly live = new Set<ServerProcess>();
+  private catalogue: Catalogue | undefined;
+  private baselineServer: ServerProcess | undefined;
+  readonly baselines: Row[] = [];
+
+  constructor(
+    private readonly options: Options,
+    private readonly workDir: string,
+    private readonly profileDir: string | undefined,
+    private readonly db: BenchDatabase,
+  ) {}
+
+  /** A `catalogue serve` process with its own database copy, stopped (and its profile written) after fn. */
+  private async withService<T>(label: string, fn: (service: ServerProcess) => Promise<T>): Promise<T> {
+    const cpuProfDir = this.profileDir ? path.join(this.profileDir, label) : undefined;
+    const service = await startService(label, { ...serviceBaseEnv(), ...this.db.forProcess(label) }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
+    this.live.add(service);
+    try {
+      return await fn(service);
+    } catch (error) {
+      const tail = service.logTail(8);
+      throw new Error(`${(error as Error).message}\n  server log (${service.logFile}), last lines:\n${tail.replace(/^/gm, '    ')}`);
+    } finally {
+      await service.stop();
+      this.live.delete(service);
+    }
+  }
+
+  private profileOf(label: string, window: { from: number; to: number } | undefined): ProfileSummary | undefined {
+    if (!this.profileDir) return undefined;
+    const file = findProfile(path.join(this.profileDir, label));
+    if (!file) {
+      log(`no CPU profile was written for ${label}`);
+      return undefined;
+    }
+    return summariseProfile(file, window);
+  }
+
+  private async credentials(service: ServerProcess): Promise<Credentials> {
+    const cookie = await login(service.origin, this.db.account.userName, this.db.account.password);
+    return { subscriptionToken: this.db.account.subscriptionToken, cookie };
+  }
+
+  private async loadCatalogue(origin: string, credentials: Credentials): Promise<Catalogue> {
+    // With $select when the build has it; whole entities otherwise.
+    const ids = async (set: string, options: string, limit = Infinity) => {
+      let res = await request(`${origin}${SERVICE_PATH}/${set}?${options}`, { headers: connectorHeaders(credentials) });
+      if (res.status === 400) res = await request(`${origin}${SERVICE_PATH}/${set}`, { headers: connectorHeaders(credentials) });
+      if (res.status !== 200) throw new Error(`GET ${set} answered ${res.status}: ${res.body.slice(0, 300)}`);
+      return feedEntities(res.body)
+        .map((e) => String(e.Id))
+        .sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0))
+        .slice(0, limit);
+    };
+    const productIds = await ids('Products', '$select=Id');
+    const variationIds = await ids('ProductVariations', '$select=Id&$top=10000', 10_000);
+    if (productIds.length !== this.db.products) throw new Error(`expected ${this.db.products} products, the service lists ${productIds.length}`);
+    return { productIds, variationIds };
+  }
+
+  /** Warm-up, then the measured run with the server's CPU time and the machine's read around it. */
+  private async measure(server: ServerProcess, pool: readonly RequestShape[], expectStatus: number, verifyBody?: (body: string) => boolean): Promise<Measurement> {
+    const spec = { origin: server.origin, connections: this.options.connections, pool, expectStatus, ...(verifyBody ? { verifyBody } : {}) };
+    let warmFailures = 0;
+    if (this.options.warmupSeconds > 0) {
+      const warm = await runLoad({ ...spec, seconds: this.options.warmupSeconds });
+      warmFailures = warm.unexpectedStatus + warm.mismatches + warm.errors;
+    }
+    const cpuBefore = server.cpuMicros();
+    const machineBefore = machineBusyMicros();
+    const from = monotonicMicros();
+    const load = await runLoad({ ...spec, seconds: this.options.seconds });
+    const to = monotonicMicros();
+    const cpu = server.cpuMicros() - cpuBefore;
+    const machine = machineBusyMicros() - machineBefore;
+    const client = load.clientCpuShare * (to - from);
+    return { load, cpu, window: { from, to }, warmFailures, peakRss: server.peakRss(), otherCores: Math.max(0, (machine - cpu - client) / (to - from)) };
+  }
+
+  private row(id: string, title: string, m: Measurement, baseline: Row | undefined, entitiesPerRequest?: number): Row {
+    const { load } = m;
+    const failures = load.unexpectedStatus + load.mismatches + load.errors + m.warmFailures;
+    const cpuPerRequest = load.requests ? m.cpu / load.requests : undefined;
+    const statuses = Object.entries(load.statuses).map(([s, c]) => `${c}× ${s}`).join(', ');
+    return {
+      id,
+      title,
+      result: failures === 0 && load.requests > 0 ? 'ok' : 'FAILED',
+      ...(failures > 0 ? { note: `statuses ${statuses || 'none'}; ${load.mismatches} body mismatches, ${load.errors} connection errors/timeouts, ${m.warmFailures} failures in warm-up` } : {}),
+      requests: load.requests,
+      seconds: load.seconds,
+      requestsPerSecond: load.requestsPerSecond,
+      ...(baseline?.requestsPerSecond ? { baselineRequestsPerSecond: baseline.requestsPerSecond, ratioToBaseline: load.requestsPerSecond / baseline.requestsPerSecond } : {}),
+      p50Ms: load.p50Ms,
+      p99Ms: load.p99Ms,
+      ...(cpuPerRequest !== undefined ? { cpuMicrosPerRequest: cpuPerRequest } : {}),
+      serverCpuShare: m.cpu / (m.window.to - m.window.from),
+      ...(cpuPerRequest !== undefined && baseline?.cpuMicrosPerRequest ? { cpuRatioToBaseline: cpuPerRequest / baseline.cpuMicrosPerRequest } : {}),
+      peakRssMb: mib(m.peakRss),
+      failures,
+      statuses: load.statuses,
+      clientCpuShare: load.clientCpuShare,
+      otherCores: m.otherCores,
+      ...(entitiesPerRequest ? { entitiesPerSecond: load.requestsPerSecond * entitiesPerRequest } : {}),
+    };
+  }
+
+  /** The baseline, measured right before each workload so that both see the same machine. */
+  async baseline(before: string): Promise<Row> {
+    if (!this.baselineServer) {
+      this.baselineServer = await startBaseline(path.join(this.workDir, 'baseline.log'));
+      this.live.add(this.baselineServer);
+    }
+    // The connector's headers too; the credentials only need to look real.
+    const shape = baselineRequest({ subscriptionToken: this.db.account.subscriptionToken, cookie: 'x'.repeat(64) });
+    const m = await this.measure(this.baselineServer, [shape], 200);
+    const row = this.row('baseline', `baseline before ${before}`, m, undefined);
+    this.baselines.push(row);
+    return row;
+  }
+
+  async stopBaseline(): Promise<void> {
+    if (!this.baselineServer) return;
+    await this.baselineServer.stop();
+    this.live.delete(this.baselineServer);
+  }
+
+  async workload(w: Workload): Promise<Row> {
+    let window: { from: number; to: number } | undefined;
+    try {
+      const value: Row = await this.withService(w.id, async (service) => {
+        const credentials = await this.credentials(service);
+        this.catalogue ??= await this.loadCatalogue(service.origin, credentials);
+        const ctx: WorkloadContext = { root: service.origin + SERVICE_PATH, credentials, catalogue: this.catalogue };
+        const first = w.request(ctx, 0);
+        const res = await request(service.origin + first.path, { method: first.method, headers: { ...first.headers }, ...(first.body !== undefined ? { body: first.body } : {}) });
+        if (res.status === 501 && w.mayBeUnavailable) {
+          return { id: w.id, title: w.title, result: 'not available', note: `answers 501: ${extractMessage(res.body)}` } satisfies Row;
+        }
+        if (res.status !== w.expectStatus) throw new Error(`the first request answered ${res.status}, expected ${w.expectStatus}: ${res.body.slice(0, 400)}`);
+        w.check?.(res, ctx, first);
+        const pool = Array.from({ length: poolSize(first, this.options.connections) }, (_, i) => w.request(ctx, i + 1));
+        const baseline = await this.baseline(w.id);
+        const m = await this.measure(service, pool, w.expectStatus, w.verifyBody ? (body) => w.verifyBody!(body) : undefined);
+        window = m.window;
+        return this.row(w.id, w.title, m, baseline, w.entitiesPerRequest);
+      });
+      if (value.result === 'not available') return value;
+      const profile = this.profileOf(w.id, window);
+      return profile ? { ...value, profile } : value;
+    } catch (error) {
+      return { id: w.id, title: w.title, result: 'FAILED', note: (error as Error).message };
+    }
+  }
+
+  async export(): Promise<ExportResult> {
+    const products = this.db.products;
+    let window: { from: number; to: number } | undefined;
+    try {
+      const value: ExportResult = await this.withService('export', async (service) => {
+        const credentials = await this.credentials(service);
+        const count = await request(`${service.origin}${SERVICE_PATH}/Products/$count`, { headers: connectorHeaders(credentials) });
+        if (count.status !== 200 || Number(count.body) !== products) throw new Error(`Products/$count answered ${count.status} ${count.body.slice(0, 200)}, expected ${products}`);
+        const runs: ExportResult['runs'][number][] = [];
+        const from = monotonicMicros();
+        for (let i = 0; i < this.options.exportRuns; i++) {
+          const cpuBefore = service.cpuMicros();
+          const machineBefore = machineBusyMicros();
+          const clientBefore = process.cpuUsage();
+          const r = await runExport(service.origin, credentials);
+          const cpuSeconds = (service.cpuMicros() - cpuBefore) / 1e6;
+          const client = process.cpuUsage(clientBefore);
+          const clientSeconds = (client.user + client.system) / 1e6;
+          const otherCores = Math.max(0, ((machineBusyMicros() - machineBefore) / 1e6 - cpuSeconds - clientSeconds) / r.seconds);
+          if (r.status !== 200) throw new Error(`the export answered ${r.status}: ${extractMessage(r.errorBody ?? '')}`);
+          if (r.productEntities < products) throw new Error(`the export held ${r.productEntities} product entities, expected at least ${products}`);
+          runs.push({
+            seconds: r.seconds,
+            firstByteSeconds: r.firstByteSeconds,
+            megabytes: r.bytes / 1e6,
+            megabytesPerSecond: r.bytes / 1e6 / r.seconds,
+            productEntities: r.productEntities,
+            cpuSeconds,
+            clientCpuShare: clientSeconds / r.seconds,
+            otherCores,
+          });
+          log(
+            `export run ${i + 1}: ${r.seconds.toFixed(2)} s, ${(r.bytes / 1e6).toFixed(0)} MB, server CPU ${cpuSeconds.toFixed(2)} s, ` +
+              `client CPU ${(clientSeconds / r.seconds).toFixed(2)} cores, other processes ${otherCores.toFixed(2)} cores, peak RSS so far ${mib(service.peakRss()).toFixed(0)} MB`,
+          );
+        }
+        window = { from, to: monotonicMicros() };
+        const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+        return {
+          result: 'ok',
+          products,
+          runs,
+          bestSeconds: best.seconds,
+          bestMegabytesPerSecond: best.megabytesPerSecond,
+          megabytes: best.megabytes,
+          peakRssMb: mib(service.peakRss()),
+        } satisfies ExportResult;
+      });
+      const profile = this.profileOf('export', window);
+      return profile ? { ...value, profile } : value;
+    } catch (error) {
+      return { result: 'FAILED', note: (error as Error).message, products, runs: [] };
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.live].map((p) => p.stop()));
+  }
+}
+
+function extractMessage(body: string): string {
+  const m = /"message"\s*:\s*(?:\{[^}]*"value"\s*:\s*)?"([^"]*)"/.exec(body) ?? /<message[^>]*>([^<]*)</.exec(body);
+  return m ? m[1]! : body.slice(0, 200);
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const options = parseArgs(process.argv.slice(2));
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z');
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-bench-'));
+  const profileDir = options.cpuProf ? path.join(RESULTS, 'profiles', `${options.engine}-${stamp}`) : undefined;
+  const selected = (id: string) => !options.only || options.only.includes(id);
+  const cpu = os.cpus();
+  console.log(
+    [
+      `catalogue-service bench (issue 8) — engine ${options.engine}`,
+      `  machine: ${cpu.length} × ${cpu[0]?.model.trim() ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`,
+      `  load: autocannon, ${options.connections} keep-alive connections, no pipelining, ${options.warmupSeconds} s warm-up + ${options.seconds} s measured per workload`,
+      `  each workload runs against its own \`catalogue serve\` process (LOG_LEVEL ${process.env.BENCH_LOG_LEVEL || process.env.LOG_LEVEL || 'info (service default)'}), on its own copy of the seeded database where the engine allows`,
+      `  baseline: a bare node:http process answering 300 bytes of JSON, measured right before each workload with the same load (connections, duration, the connector's request headers)`,
+      `  catalogue: ${options.products.toLocaleString('en-US')} products seeded by test/support/catalogue-seed.ts (each: 5 specifics, 3 images, 10 variations with 2 specifics and 1 picture)`,
+      options.cpuProf ? `  --cpu-prof: profiles in ${profileDir}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  );
+  let db: BenchDatabase | undefined;
+  let bench: Bench | undefined;
+  let interrupted = false;
+  const onSignal = () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error('\ninterrupted: stopping the servers');
+    void (async () => {
+      await bench?.stopAll();
+      await db?.dispose();
+      if (!options.keep) fs.rmSync(workDir, { recursive: true, force: true });
+      process.exit(130);
+    })();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    log(`preparing the ${options.engine} database: ${options.products.toLocaleString('en-US')} products`);
+    db = options.engine === 'sqlite' ? await sqliteDatabase(workDir, options.products, log) : await postgresDatabase(options.products, log);
+    log(`database: ${db.description}; durability: ${db.durability.setting}${db.durability.durable ? '' : ' — NOT DURABLE'}`);
+    if (db.durability.commitMs !== undefined) {
+      log(`one durable SQLite commit on this disk (a one-row INSERT, WAL, synchronous=FULL): ${db.durability.commitMs.toFixed(2)} ms (median), so at most ${(1000 / db.durability.commitMs).toFixed(0)} commits/s one after another`);
+    }
+    bench = new Bench(options, workDir, profileDir, db);
+
+    const rows: Row[] = [];
+    const runWorkload = async (w: Workload) => {
+      log(w.title);
+      let row = await bench!.workload(w);
+      if (w.id === 'post-json' && row.result === 'ok' && !db!.durability.durable) {
+        row = { ...row, result: 'FAILED', note: `commits are not durable (${db!.durability.setting})` };
+      }
+      rows.push(row);
+      const base = row.baselineRequestsPerSecond !== undefined ? ` (baseline ${row.baselineRequestsPerSecond.toFixed(0)} req/s)` : '';
+      log(`${w.id}: ${row.result}${row.requestsPerSecond !== undefined ? `, ${row.requestsPerSecond.toFixed(0)} req/s${base}` : ''}${row.note && row.result !== 'ok' ? ` — ${row.note}` : ''}`);
+    };
+    for (const w of WORKLOADS) if (!w.writes && selected(w.id)) await runWorkload(w);
+    // Before the writes: on PostgreSQL every process shares the database, and the export is of
+    // the seeded catalogue only.
+    let exported: ExportResult | undefined;
+    if (selected('export')) {
+      log(`full export of ${db.products.toLocaleString('en-US')} products × ${options.exportRuns}`);
+      exported = await bench.export();
+    }
+    for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
+    await bench.stopBaseline();
+    const baseline = summariseBaselines(bench.baselines);
+
+    const targets = evaluateTargets(options.engine, rows, exported, db.durability.commitMs);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
+    console.log(formatTable(baseline, rows));
+    if (exported) console.log('\n' + formatExport(exported));
+    console.log(`\nTargets (${options.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}; printed, not asserted):`);
+    console.log(formatTargets(targets));
+    const profiled = [...rows.filter((r) => r.profile).map((r) => [r.title, r.profile!] as const), ...(exported?.profile ? [['full export', exported.profile] as const] : [])];
+    if (profiled.length) {
+      console.log('');
+      for (const [title, p] of profiled) console.log(formatProfile(title, p) + '\n');
+      console.log(`(profiles for Chrome DevTools / speedscope in ${profileDir})`);
+    }
+    console.log(`\nbench finished in ${(seconds / 60).toFixed(1)} min (${seconds.toFixed(0)} s; seeding ${db.seedSeconds.toFixed(0)} s)`);
+
+    fs.mkdirSync(RESULTS, { recursive: true });
+    const document = {
+      engine: options.engine,
+      date: new Date().toISOString(),
+      machine: { cpus: cpu.length, cpuModel: cpu[0]?.model.trim(), memoryGiB: os.totalmem() / 2 ** 30, node: process.version, platform: `${os.platform()} ${os.release()}` },
+      settings: {
+        connections: options.connections,
+        pipelining: 1,
+        warmupSeconds: options.warmupSeconds,
+        measuredSeconds: options.seconds,
+        products: options.products,
+        exportRuns: options.exportRuns,
+        cpuProfiled: options.cpuProf,
+        logLevel: process.env.BENCH_LOG_LEVEL || process.env.LOG_LEVEL || 'info',
+        loadGenerator: `autocannon ${(require('autocannon/package.json') as { version: string }).version}`,
+      },
+      database: { description: db.description, durability: db.durability, seedSeconds: db.seedSeconds },
+      baseline,
+      baselineRuns: bench.baselines,
+      workloads: rows,
+      export: exported,
+      targets,
+      runSeconds: seconds,
+    };
+    const file = path.join(RESULTS, `${options.engine}-${stamp}.json`);
+    fs.writeFileSync(file, JSON.stringify(document, null, 2) + '\n');
+    fs.writeFileSync(path.join(RESULTS, `latest-${options.engine}.json`), JSON.stringify(document, null, 2) + '\n');
+    console.log(`results: ${path.relative(process.cwd(), file)} (and latest-${options.engine}.json)`);
+    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED';
+    if (failed) {
+      console.log('\nSome workloads FAILED (see the result column): their figures are not valid.');
+      process.exitCode = 1;
+    }
+  } finally {
+    await bench?.stopAll();
+    await db?.dispose();
+    if (options.keep) console.log(`work directory kept: ${workDir}`);
+    else fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof BenchSetupError) {
+    console.error(`bench: ${error.message}`);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+});
