@@ -1,34 +1,13 @@
-/** A small node:http client for the bench's setup requests and probes (not for the load itself). */
-import http from 'node:http';
+/**
+ * The bench's setup requests and probes (not the load itself): the tests' raw HTTP client, and
+ * the headers a connector sends.
+ */
+import { request } from '../../test/support/http-client';
+
+export { request };
+export type { HttpResponse as Response } from '../../test/support/http-client';
 
 export const SERVICE_PATH = '/publicapi/v1/api.svc';
-
-export interface Response {
-  readonly status: number;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: string;
-}
-
-export interface RequestInit {
-  readonly method?: string;
-  readonly headers?: Record<string, string>;
-  readonly body?: string | Buffer;
-}
-
-export function request(url: string, init: RequestInit = {}): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...(init.headers ?? {}) };
-    if (init.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(init.body));
-    const req = http.request(url, { method: init.method ?? 'GET', headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
 
 /** Logs in as the connector does; the .ASPXAUTH cookie value. */
 export async function login(origin: string, userName: string, password: string): Promise<string> {

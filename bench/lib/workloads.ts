@@ -4,6 +4,7 @@
  * catalogue so that no single row stays hot.
  */
 import { atomHeaders, connectorHeaders, SERVICE_PATH, type Credentials, type Response } from './http';
+import { BATCH_BOUNDARY, connectorBody } from '../../test/batch/support';
 import type { RequestShape } from './load';
 
 export interface Catalogue {
@@ -169,45 +170,12 @@ const reviseInventory: Workload = {
   },
 };
 
-const BATCH_BOUNDARY = 'batch_36522ad7-fc75-4b56-8c71-56071383e77b';
-const CHANGESET_BOUNDARY = 'changeset_77162fcd-b8da-41ac-a9f8-9357efbbd621';
-
 /**
- * The connector's $batch: one changeset of MERGEs with absolute URIs, Content-ID among the inner
- * headers, bodies ending in "\n\r" that the inner Content-Length counts together with the CRLF
- * before the next delimiter, the changeset's own Content-Length, and the extra empty line
- * between the two closing delimiters (client-compatibility.md, "$batch").
+ * The connector's $batch (client-compatibility.md, "$batch"), built by the same code as the
+ * tests' byte-exact replay: one changeset of MERGEs of the variations' StockAmount.
  */
-export function batchBody(root: string, variationIds: readonly string[], stock: number): Buffer {
-  const body = `{"StockAmount":"${stock}"}\n\r`;
-  const changeset =
-    variationIds
-      .map(
-        (id, i) =>
-          `--${CHANGESET_BOUNDARY}\r\n` +
-          'Content-Type: application/http\r\n' +
-          'Content-Transfer-Encoding: binary\r\n' +
-          '\r\n' +
-          `MERGE ${root}/ProductVariations(${id}L) HTTP/1.1\r\n` +
-          'Accept: application/json\r\n' +
-          `Content-ID: ${i + 1}\r\n` +
-          'Content-Type: application/json\r\n' +
-          `Content-Length: ${Buffer.byteLength(body) + 2}\r\n` +
-          '\r\n' +
-          body +
-          '\r\n',
-      )
-      .join('') + `--${CHANGESET_BOUNDARY}--\r\n`;
-  return Buffer.from(
-    `--${BATCH_BOUNDARY}\r\n` +
-      `Content-Type: multipart/mixed; boundary=${CHANGESET_BOUNDARY}\r\n` +
-      `Content-Length: ${Buffer.byteLength(changeset)}\r\n` +
-      '\r\n' +
-      changeset +
-      '\r\n' +
-      `--${BATCH_BOUNDARY}--\r\n`,
-    'utf8',
-  );
+export function batchBody(origin: string, variationIds: readonly string[], stock: number): Buffer {
+  return connectorBody(origin, variationIds.map((id) => ({ method: 'MERGE', path: `/ProductVariations(${id}L)`, json: `{"StockAmount":"${stock}"}` })));
 }
 
 /** Inner responses of a batch answer that say 204 No Content. */
@@ -231,7 +199,7 @@ const batchChangeset: Workload = {
         'Content-Type': `multipart/mixed; boundary=${BATCH_BOUNDARY}`,
         'Content-Transfer-Encoding': 'binary',
       },
-      body: batchBody(ctx.root, ids.slice(start, start + BATCH_OPERATIONS), n % 100),
+      body: batchBody(ctx.root.slice(0, -SERVICE_PATH.length), ids.slice(start, start + BATCH_OPERATIONS), n % 100),
     };
   },
   verifyBody: (body) => countNoContent(body) === BATCH_OPERATIONS,
