@@ -9,6 +9,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { freePort } from '../../test/support/postgres-cluster';
+import { peakRssOf } from '../../test/support/serve-process';
 
 const ROOT = path.join(__dirname, '..', '..', '..');
 export const CATALOGUE_BIN = path.join(ROOT, 'bin', 'catalogue.js');
@@ -54,23 +56,6 @@ export function machineBusyMicros(): number {
   const line = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
   const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
   return (((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) * 1e6) / ticksPerSecond();
-}
-
-export function peakRssOf(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
-  return Number(m[1]) * 1024;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port: number): Promise<boolean> {

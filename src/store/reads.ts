@@ -19,7 +19,7 @@ import type { ReadPlan } from '../odata/plan';
 import { badRequest } from '../odata/errors';
 import { columnsOf, rowWidth, type EntityStore } from './entities';
 import type { SqlDialect } from './sql/dialect';
-import { compileExpression, compileOrderBy, type ExpressionScope } from './sql/expression';
+import { compileExpression, compileOrderBy, encodeLiteral, storedType, type ExpressionScope } from './sql/expression';
 import { SqlParams } from './sql/params';
 import type { SqlExecutor, Store } from './store';
 
@@ -152,7 +152,7 @@ export class EntityReads {
   private afterCondition(b: StatementBuilder, orderBy: readonly OrderByItem[], after: readonly LiteralExpr[]): string {
     const keys = [...orderBy.map((o) => ({ sql: compileExpression(b, o.expr), descending: o.descending })), { sql: 't.id', descending: false }];
     if (after.length !== keys.length) throw badRequest(`The $skiptoken has ${after.length} values; this request orders by ${keys.length} keys.`);
-    const value = (i: number) => b.dialect.typed(after[i]!.type, b.params.add(this.encodeLiteral(after[i]!)));
+    const value = (i: number) => b.dialect.typed(after[i]!.type, b.params.add(encodeLiteral(this.store.codec, after[i]!.type, after[i]!.value)));
     const equal = (i: number) => (after[i]!.value === null ? `${keys[i]!.sql} IS NULL` : `${keys[i]!.sql} = ${value(i)}`);
     const beyond = (i: number) => {
       const k = keys[i]!;
@@ -161,11 +161,6 @@ export class EntityReads {
     };
     const alternatives = keys.map((_, i) => [...keys.slice(0, i).map((__, j) => equal(j)), beyond(i)].join(' AND '));
     return `(${alternatives.map((a) => `(${a})`).join(' OR ')})`;
-  }
-
-  private encodeLiteral(l: LiteralExpr): ReturnType<Store['codec']['encode']> {
-    if (l.value === null) return null;
-    return this.store.codec.encode(l.type === 'Edm.Guid' || l.type === 'Null' ? 'Edm.String' : l.type, l.value);
   }
 
   private columns(type: EntityTypeDef): string {
@@ -256,8 +251,8 @@ export class EntityReads {
     const values: LiteralExpr[] = plan.orderBy.map((o, i) => {
       const raw = row[first + i];
       const type = o.expr.type;
-      if (raw === null || raw === undefined || type === 'Null') return { kind: 'literal', type, value: null };
-      const stored = type === 'Edm.Guid' ? 'Edm.String' : type;
+      const stored = storedType(type);
+      if (raw === null || raw === undefined || stored === undefined) return { kind: 'literal', type, value: null };
       return { kind: 'literal', type, value: this.store.codec.decode(stored, raw) } as LiteralExpr;
     });
     values.push({ kind: 'literal', type: 'Edm.Int64', value: this.store.codec.decode('Edm.Int64', row[0]) as bigint });

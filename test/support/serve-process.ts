@@ -68,12 +68,15 @@ export async function serveProcess(env: Record<string, string>, args: string[] =
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
-    peakRss() {
-      const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      if (!m) throw new Error('no VmHWM in /proc status');
-      return Number(m[1]) * 1024;
-    },
+    peakRss: () => peakRssOf(child.pid!),
   };
+}
+
+/** A process's peak resident set so far, in bytes (Linux VmHWM). */
+export function peakRssOf(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
 }
 
 /** Logs in over HTTP; the .ASPXAUTH value, or undefined when refused. */

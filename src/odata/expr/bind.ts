@@ -10,7 +10,7 @@
 import { findNavigation, findProperty } from '../../model/define';
 import type { EntityTypeDef, Model, NavigationDef } from '../../model/types';
 import { badRequest } from '../errors';
-import type { BinaryExpr, BinaryOperator, Expr, ExprType, LiteralExpr, PropertyExpr, UnaryExpr } from './ast';
+import type { BinaryExpr, BinaryOperator, Expr, ExprType, PropertyExpr, UnaryExpr } from './ast';
 import { convertLiteral, literal } from './literals';
 import { show } from './show';
 

@@ -14,7 +14,7 @@
 import type { EntityTypeDef, Model, NavigationDef } from '../../model/types';
 import type { EdmType } from '../../model/types';
 import type { BinaryExpr, ComparisonOperator, Expr, ExprType, OrderByItem } from '../../odata/expr/ast';
-import type { ValueCodec } from '../store';
+import type { SqlValue, ValueCodec } from '../store';
 import type { NumericType, SqlDialect } from './dialect';
 import type { SqlParams } from './params';
 
@@ -73,7 +73,7 @@ const RELATIONAL: Record<Exclude<ComparisonOperator, 'eq' | 'ne'>, string> = { l
 const isNullLiteral = (e: Expr) => e.kind === 'literal' && e.value === null;
 
 /** The store type of an expression type (Guid literals are compared as their text). */
-function storedType(type: ExprType): EdmType | undefined {
+export function storedType(type: ExprType): EdmType | undefined {
   switch (type) {
     case 'Edm.Guid':
       return 'Edm.String';
@@ -114,9 +114,13 @@ function compile(scope: ExpressionScope, e: Expr): string {
 function literal(scope: ExpressionScope, type: ExprType, value: bigint | number | string | boolean | null): string {
   // A typed null, so that an engine that types parameters knows what a function receives.
   if (value === null) return type === 'Null' ? 'NULL' : scope.dialect.typed(type, 'NULL');
+  return scope.dialect.typed(type, scope.params.add(encodeLiteral(scope.codec, type, value)));
+}
+
+/** A literal's value as the engine stores it (a $filter operand, a $skiptoken position). */
+export function encodeLiteral(codec: ValueCodec, type: ExprType, value: bigint | number | string | boolean | null): SqlValue {
   const stored = storedType(type);
-  const encoded = stored === undefined ? null : scope.codec.encode(stored, value);
-  return scope.dialect.typed(type, scope.params.add(encoded));
+  return value === null || stored === undefined ? null : codec.encode(stored, value);
 }
 
 /**

@@ -9,7 +9,7 @@ import { type BatchLimits, type BatchRequestPart, DEFAULT_BATCH_LIMITS, parseBat
 import { ECHO_LIMIT } from '../../../src/odata/batch/echo';
 import { MAX_HEADER_BYTES } from '../../../src/odata/batch/headers';
 import { ODataError } from '../../../src/odata/errors';
-import { batch, changesetPart, httpPart, multipart } from './fixtures';
+import { changesetPart, httpPart, multipart } from './fixtures';
 
 const CT = 'multipart/mixed; boundary=batch_b';
 const parse = (body: string | Buffer, limits?: BatchLimits, contentType = CT) =>
