@@ -6,6 +6,10 @@
 // with PostgreSQL's own initdb and pg_ctl and removes it afterwards. Without PostgreSQL it says
 // plainly that it skipped that half, and fails instead when REQUIRE_POSTGRES=1 (CI sets it).
 //
+// TEST_TIER=soak (npm run test:soak) runs only the reliability suites, in their long tier.
+// The spec reporter repeats every failure at the end of its half, so the tail of a CI log says
+// what failed; each half ends with the figures the reliability suites measured.
+//
 // TEST_ENGINES=sqlite or TEST_ENGINES=postgres runs one half only. Arguments are passed to the
 // test runner (e.g. --test-name-pattern). Node 20's runner does not expand globs, so the files
 // are listed here.
@@ -22,7 +26,9 @@ function collect(dir) {
   });
 }
 // Only files whose TypeScript source still exists: a deleted test leaves no stale copy running.
+const soak = process.env.TEST_TIER === 'soak';
 const files = collect(root)
+  .filter((file) => !soak || file.startsWith(path.join(root, 'reliability') + path.sep))
   .filter((file) => fs.existsSync(path.join(__dirname, '..', path.relative(path.join(__dirname, '..', 'dist'), file)).replace(/\.js$/, '.ts')))
   .sort();
 if (files.length === 0) {
@@ -33,16 +39,30 @@ if (files.length === 0) {
 // Test files wait on HTTP and the database far more than they compute: several run at once.
 const CONCURRENCY = process.env.TEST_CONCURRENCY || '4';
 
+const figuresDir = path.join(__dirname, '..', 'test-results');
+const figuresFile = (engine) => path.join(figuresDir, `figures-${engine}.jsonl`);
+
+function printFigures(engine) {
+  if (!fs.existsSync(figuresFile(engine))) return;
+  const lines = fs.readFileSync(figuresFile(engine), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  console.log(`\n=== ${engine}: figures of the reliability suites (${soak ? 'soak' : 'short'} tier) ===`);
+  for (const { suite, figures } of lines) {
+    console.log(`${suite}: ${Object.entries(figures).map(([name, value]) => `${name}=${value}`).join(', ')}`);
+  }
+}
+
 function runSuite(engine, env) {
+  fs.rmSync(figuresFile(engine), { force: true });
   return new Promise((resolve) => {
     const started = Date.now();
     console.log(`\n=== ${engine}: the whole suite (${files.length} files) ===\n`);
-    const child = spawn(process.execPath, ['--test', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
       stdio: 'inherit',
       env: { ...process.env, ...env, TEST_ENGINE: engine },
     });
     child.on('exit', (code, signal) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      printFigures(engine);
       console.log(`\n=== ${engine}: ${code === 0 ? 'passed' : 'FAILED'} in ${seconds} s ===`);
       resolve(code === 0 && !signal);
     });
