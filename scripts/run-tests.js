@@ -10,7 +10,8 @@
 // The spec reporter repeats every failure at the end of its half, so the tail of a CI log says
 // what failed; each half ends with the figures the reliability suites measured.
 //
-// TEST_ENGINES=sqlite or TEST_ENGINES=postgres runs one half only. Arguments are passed to the
+// TEST_ENGINES=sqlite or TEST_ENGINES=postgres runs one half only; TEST_ONLY=word,word only the
+// files whose path contains one of the words. Arguments are passed to the
 // test runner (e.g. --test-name-pattern). Node 20's runner does not expand globs, so the files
 // are listed here.
 const fs = require('node:fs');
@@ -29,6 +30,8 @@ function collect(dir) {
 const soak = process.env.TEST_TIER === 'soak';
 const files = collect(root)
   .filter((file) => !soak || file.startsWith(path.join(root, 'reliability') + path.sep))
+  // TEST_ONLY=a,b keeps the files whose path contains one of the words (for work on one suite).
+  .filter((file) => !process.env.TEST_ONLY || process.env.TEST_ONLY.split(',').some((word) => file.includes(word)))
   .filter((file) => fs.existsSync(path.join(__dirname, '..', path.relative(path.join(__dirname, '..', 'dist'), file)).replace(/\.js$/, '.ts')))
   .sort();
 if (files.length === 0) {
