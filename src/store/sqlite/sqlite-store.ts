@@ -273,7 +273,12 @@ export class SqliteStore implements Store {
     if (this.closed) return Promise.reject(new Error('The store is closed'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.draining) void this.drain();
+      if (this.draining) return;
+      // The first write of a turn waits for the check phase: the requests that the same poll phase
+      // read are queued by then and share its COMMIT. Started at once, every write would commit
+      // (and fsync) alone, since a job runs to its COMMIT without giving the event loop a turn.
+      this.draining = true;
+      setImmediate(() => void this.drain());
     });
   }
 
