@@ -62,7 +62,21 @@ export class KeepAliveClient {
     this.agent = new http.Agent({ keepAlive: true, maxSockets: sockets });
   }
 
-  get(url: string, headers: Record<string, string> = {}): Promise<HttpResponse> {
+  /**
+   * A GET; retried once when it went out on a reused connection that the server closed at that
+   * moment (its keep-alive timeout): the race Node documents for request.reusedSocket. The
+   * request never reached the service, so the retry is no second request to it.
+   */
+  async get(url: string, headers: Record<string, string> = {}): Promise<HttpResponse> {
+    try {
+      return await this.once(url, headers);
+    } catch (error) {
+      if ((error as { reusedSocket?: boolean }).reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET') return this.once(url, headers);
+      throw error;
+    }
+  }
+
+  private once(url: string, headers: Record<string, string>): Promise<HttpResponse> {
     return new Promise((resolve, reject) => {
       const req = http.request(url, { method: 'GET', headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
@@ -70,7 +84,7 @@ export class KeepAliveClient {
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
-      req.on('error', reject);
+      req.on('error', (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
       req.end();
     });
   }
