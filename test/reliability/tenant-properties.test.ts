@@ -524,10 +524,8 @@ function checkProduct(id: string, p: ProductModel | undefined, row: Json, withSp
 }
 
 async function emptyAccounts(): Promise<void> {
-  for (const w of ['a', 'b'] as const) {
-    const res = await call(w, 'POST', '/DeleteAccountData?type=0');
-    assert.equal(res.status, 200, res.body);
-  }
+  const answers = await Promise.all((['a', 'b'] as const).map((w) => call(w, 'POST', '/DeleteAccountData?type=0')));
+  for (const res of answers) assert.equal(res.status, 200, res.body);
 }
 
 // ---------------------------------------------------------------------------------------------
