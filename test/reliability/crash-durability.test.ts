@@ -243,13 +243,24 @@ class Harness {
    * The load, then SIGKILL after `delayMs` (and, when `atLeastOneAck`, not before some write was
    * acknowledged); resolves when every writer has stopped.
    */
-  async loadAndKill(cycle: number, random: () => number, delayMs: number, atLeastOneAck = false): Promise<void> {
+  /**
+   * Runs the writers and kills the service after `delayMs`, or later: with `atLeastOneAck` not
+   * before a write of the cycle was answered, with `everyKind` not before an answered DELETE,
+   * MERGE and changeset (on a slow, loaded machine a few hundred ms may answer none of them).
+   */
+  async loadAndKill(cycle: number, random: () => number, delayMs: number, wait: { atLeastOneAck?: boolean; everyKind?: boolean } = {}): Promise<void> {
     const server = this.server!;
     let killed = false;
     const ackedBefore = this.ledger.acknowledgedWrites;
     const writers = Array.from({ length: WRITERS }, (_, w) => this.writer(cycle, w, mulberry32(Math.floor(random() * 2 ** 31)), () => killed));
     await sleep(delayMs);
-    for (let waited = 0; atLeastOneAck && this.ledger.acknowledgedWrites === ackedBefore && waited < 15_000; waited += 10) await sleep(10);
+    const ledger = this.ledger;
+    const everyKindAnswered = () =>
+      ledger.products.some((p) => p.cycle === cycle && p.deletion === 'acked') &&
+      ledger.products.some((p) => p.cycle === cycle && p.acked && p.stock > 1) &&
+      ledger.changesets.some((c) => c.cycle === cycle && c.acked);
+    const waiting = () => (wait.atLeastOneAck === true && ledger.acknowledgedWrites === ackedBefore) || (wait.everyKind === true && !everyKindAnswered());
+    for (let waited = 0; waiting() && waited < 15_000; waited += 10) await sleep(10);
     const dead = server.kill();
     killed = true;
     await dead;
@@ -355,7 +366,9 @@ describe('kill -9 of the service during a write load', { timeout: 600_000 }, () 
     const integrityFailures: string[] = [];
     try {
       for (let cycle = 0; cycle < CYCLES; cycle++) {
-        await harness.loadAndKill(cycle, random, 100 + Math.floor(random() * 500));
+        // Every fourth cycle runs until each kind of write was answered, so the checks below
+        // always have answered deletes, merges and changesets to check.
+        await harness.loadAndKill(cycle, random, 100 + Math.floor(random() * 500), { everyKind: cycle % 4 === 3 });
         if (testEngine === 'sqlite') {
           const { ok, detail } = harness.integrity();
           if (!ok) integrityFailures.push(`cycle ${cycle}: ${detail}`);
@@ -401,7 +414,7 @@ describe('kill -9 of the service during a write load', { timeout: 600_000 }, () 
     const faulty = await harness.start(['-r', ACK_BEFORE_COMMIT]);
     assert.match(faulty.output(), /ack-before-commit: store\.write answers before COMMIT/, 'the fault is loaded');
     try {
-      await harness.loadAndKill(0, random, 100 + Math.floor(random() * 500), true);
+      await harness.loadAndKill(0, random, 100 + Math.floor(random() * 500), { atLeastOneAck: true });
       await harness.start();
       await harness.retryUnanswered(0);
       await harness.verify(0);
