@@ -7,7 +7,7 @@ import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'n
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Limits } from '../config';
-import { ODataError, notFound, renderError } from '../odata/errors';
+import { ODataError, notFound, renderError, type ErrorFormat } from '../odata/errors';
 import { errorFormatOf } from '../odata/negotiate';
 import type { Handler, RequestContext } from './context';
 import { sendError } from './respond';
@@ -79,8 +79,27 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
   };
 }
 
+/**
+ * The error format a request that Node could not parse asked for, from the bytes that arrived: an
+ * oversized header block still carries its request line ($format) and usually its Accept header.
+ */
+function errorFormatOfRawHead(raw: Buffer | undefined): ErrorFormat {
+  if (!raw) return 'xml';
+  const head = raw.subarray(0, 64 * 1024).toString('latin1');
+  const lineEnd = head.indexOf('\r\n');
+  const target = (lineEnd < 0 ? head : head.slice(0, lineEnd)).split(' ')[1] ?? '';
+  const q = target.indexOf('?');
+  // Only a complete Accept line: one cut off by the overflow may be missing its end.
+  const accept = /\r\naccept[ \t]*:[ \t]*([^\r\n]*)\r\n/i.exec(head)?.[1];
+  try {
+    return errorFormatOf(accept, q < 0 ? undefined : formatParam(target.slice(q + 1)));
+  } catch {
+    return 'xml';
+  }
+}
+
 /** Errors Node's parser meets before a request exists (oversized headers, timeouts, bad syntax). */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
@@ -91,7 +110,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
         ? [408, 'The request did not arrive within the time limit.']
         : [400, 'The request is not well-formed HTTP.'];
-  const rendered = renderError('xml', '', message);
+  const rendered = renderError(errorFormatOfRawHead(error.rawPacket), '', message);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       `Content-Type: ${rendered.contentType}\r\nContent-Length: ${Buffer.byteLength(rendered.body)}\r\n` +
