@@ -49,6 +49,10 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     res.on('finish', () => {
       log.info({ reqId: id, method: req.method, path: path.slice(0, 512), status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 });
     });
+    // A connection that ends before the answer (the client hung up or timed out) still gets its line.
+    res.on('close', () => {
+      if (!res.writableFinished) log.info({ reqId: id, method: req.method, path: path.slice(0, 512), aborted: true, ms: Math.round((performance.now() - started) * 10) / 10 });
+    });
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
       if (!(error instanceof ODataError)) log.error({ reqId: id, err: error }, 'request failed');
@@ -98,8 +102,22 @@ function errorFormatOfRawHead(raw: Buffer | undefined): ErrorFormat {
   }
 }
 
-/** Errors Node's parser meets before a request exists (oversized headers, timeouts, bad syntax). */
-function answerClientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket): void {
+/** The error format of a request whose headers were read (a body that timed out). */
+function errorFormatOfRequest(req: IncomingMessage): ErrorFormat {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  try {
+    return errorFormatOf(req.headers.accept, q < 0 ? undefined : formatParam(url.slice(q + 1)));
+  } catch {
+    return 'xml';
+  }
+}
+
+/**
+ * Errors Node's parser meets before a request exists (oversized headers, timeouts, bad syntax),
+ * or while its body arrives (`req`: the request timeout).
+ */
+function answerClientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket, req: IncomingMessage | undefined): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
@@ -110,7 +128,7 @@ function answerClientError(error: Error & { code?: string; rawPacket?: Buffer },
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
         ? [408, 'The request did not arrive within the time limit.']
         : [400, 'The request is not well-formed HTTP.'];
-  const rendered = renderError(errorFormatOfRawHead(error.rawPacket), '', message);
+  const rendered = renderError(req ? errorFormatOfRequest(req) : errorFormatOfRawHead(error.rawPacket), '', message);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       `Content-Type: ${rendered.contentType}\r\nContent-Length: ${Buffer.byteLength(rendered.body)}\r\n` +
@@ -120,6 +138,9 @@ function answerClientError(error: Error & { code?: string; rawPacket?: Buffer },
 }
 
 export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger): http.Server {
+  // The request each connection is reading, so that a timeout in its body answers in its format.
+  const reading = new WeakMap<Socket, IncomingMessage>();
+  const listener = createRequestListener(routes, limits, log);
   const server = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -129,8 +150,14 @@ export function createHttpServer(routes: readonly Route[], limits: Limits, log: 
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
       keepAliveTimeout: 5000,
     },
-    createRequestListener(routes, limits, log),
+    (req, res) => {
+      reading.set(req.socket, req);
+      res.on('close', () => {
+        if (reading.get(req.socket) === req) reading.delete(req.socket);
+      });
+      listener(req, res);
+    },
   );
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, reading.get(socket)));
   return server;
 }
