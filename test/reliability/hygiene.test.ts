@@ -20,6 +20,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { createAccount } from '../../src/auth/accounts';
 import { systemClock } from '../../src/clock';
 import { openStore } from '../../src/store/open';
@@ -135,7 +136,7 @@ const deliver = (label: string, userName: string, doc: unknown, token = PLATFORM
 
 before(async () => {
   const database = await freshDatabase();
-  server = await serveProcess({ ...database.env, PLATFORM_TOKEN, LOG_LEVEL: 'trace' });
+  server = await serveProcess({ ...database.env, PLATFORM_TOKEN, LOG_LEVEL: 'trace', REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1000' });
   const store = openStore(database.url, { ownerUrl: database.ownerUrl });
   try {
     seller = await account(store, `hygiene-${process.pid}`);
@@ -319,6 +320,41 @@ describe('the corpus', () => {
     await deliver('platform: unknown product', seller.userName, orderDocument('PL-2006', {
       SalesOrderItems: [{ PlatformItemId: 'x', TransactionId: 'y', Name: ADDRESS.Surname, Amount: 1, Price: '1.00', CurrencyCode: 'PLN', ProductId: '999999' }],
     }));
+  });
+});
+
+/** Raw bytes on a socket; `abortAfterMs` destroys it from the client side, otherwise it is read until the server closes it. */
+function rawExchange(label: string, text: string, abortAfterMs?: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(server.origin);
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      socket.write(text);
+      if (abortAfterMs !== undefined) setTimeout(() => socket.destroy(), abortAfterMs);
+    });
+    let data = '';
+    socket.on('data', (c: Buffer) => (data += c.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const headEnd = data.indexOf('\r\n\r\n');
+      if (headEnd >= 0) {
+        answers.push({ label, res: { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1] ?? 0), headers: {}, body: data.slice(headEnd + 4) } });
+      }
+      resolve();
+    });
+  });
+}
+
+describe('clients that abort or stall', () => {
+  test('an upload cut off half-way, a body that never finishes, headers that never finish', async () => {
+    const head = (length: number) =>
+      `POST ${SERVICE_PATH}/SalesOrders HTTP/1.1\r\nHost: ${new URL(server.origin).host}\r\nSubscriptionToken: ${seller.token}\r\nCookie: .ASPXAUTH=${seller.cookie}\r\n` +
+      `Accept: application/json\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    const partial = JSON.stringify({ BuyerCheckoutMessage: `call ${ADDRESS.Phone}`, Email: BUYER.Email });
+    await rawExchange('aborted upload', head(partial.length + 500) + partial, 200);
+    await rawExchange('stalled body', head(partial.length + 500) + partial);
+    await rawExchange('stalled headers', `GET ${SERVICE_PATH}/Buyers?$filter=${encodeURIComponent(`Email eq '${BUYER.Email}'`)} HTTP/1.1\r\nHost: x\r\nX-Slow: `);
+    // The server answered both stalled requests with its 408 and closed them.
+    assert.deepEqual(answers.slice(-2).map((a) => a.res.status), [408, 408]);
   });
 });
 

@@ -377,13 +377,46 @@ describe('every limit at its documented default: accepted at N, refused at N+1',
   });
 });
 
-describe('limits that apply when configured: PAGE_SIZE and MAX_BATCH_RESPONSE_BYTES', () => {
+/**
+ * A request whose head is sent at once and whose body (`body`, `Content-Length` bytes in all) is
+ * sent `partial` first and the rest after `delayMs`, or never (`rest` undefined); the whole answer.
+ */
+function slowRequest(origin: string, head: string, partial: string, rest: string | undefined, delayMs: number): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(origin);
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      socket.write(head + partial);
+      if (rest !== undefined) setTimeout(() => socket.write(rest), delayMs);
+    });
+    let data = '';
+    socket.on('data', (c: Buffer) => {
+      data += c.toString('utf8');
+      // A complete answer (its Content-Length is there): done, the connection may stay open.
+      const headEnd = data.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(data)?.[1] ?? NaN);
+      if (headEnd >= 0 && Buffer.byteLength(data.slice(headEnd + 4)) >= length) socket.destroy();
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const headEnd = data.indexOf('\r\n\r\n');
+      const lines = data.slice(0, headEnd).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines.slice(1)) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0] ?? '')?.[1] ?? 0), headers, body: data.slice(headEnd + 4) });
+    });
+  });
+}
+
+describe('limits that apply when configured: PAGE_SIZE, MAX_BATCH_RESPONSE_BYTES, REQUEST_TIMEOUT_MS', () => {
   const PAGE = 5;
   const BUDGET = 1024;
+  const TIMEOUT_MS = 1000;
   let live: LiveService;
   let seller: Seller;
   before(async () => {
-    live = await startLive({ env: { PAGE_SIZE: String(PAGE), MAX_BATCH_RESPONSE_BYTES: String(BUDGET) } });
+    live = await startLive({
+      env: { PAGE_SIZE: String(PAGE), MAX_BATCH_RESPONSE_BYTES: String(BUDGET), REQUEST_TIMEOUT_MS: String(TIMEOUT_MS), HEADERS_TIMEOUT_MS: String(TIMEOUT_MS) },
+    });
     seller = await newSeller(live, 'configured');
   });
   after(() => live.close());
@@ -442,6 +475,29 @@ describe('limits that apply when configured: PAGE_SIZE and MAX_BATCH_RESPONSE_BY
       }
     }
     figures.limits++;
+  });
+
+  test(`REQUEST_TIMEOUT_MS ${TIMEOUT_MS}: a body that arrives well within it is taken; one that stalls is a 408 in the request's format`, async () => {
+    const body = '{"Name":"slow but in time"}';
+    const head = (accept: string) =>
+      `POST ${SERVICE_PATH}/Catalogs HTTP/1.1\r\nHost: ${new URL(live.origin).host}\r\nSubscriptionToken: ${seller.token}\r\nCookie: .ASPXAUTH=${seller.cookie}\r\n` +
+      `Accept: ${accept}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`;
+    // A fifth of the limit between the two halves: a slow client, not a stalled one.
+    const inTime = await slowRequest(live.origin, head(JSON_TYPE), body.slice(0, 10), body.slice(10), TIMEOUT_MS / 5);
+    assert.equal(inTime.status, 201, inTime.body);
+    for (const [accept, format] of [[JSON_TYPE, 'json'], [ATOM_TYPE, 'xml']] as const) {
+      const stalled = await slowRequest(live.origin, head(accept), body.slice(0, 10), undefined, 0);
+      assert.equal(stalled.status, 408, stalled.body);
+      assert.match(odataErrorMessage(String(stalled.headers['content-type']), stalled.body, format), /did not arrive within the time limit/);
+      figures.cases++;
+    }
+    // Nothing of the stalled requests was written, and the client's abort is no fault (live.close checks for 5xx lines).
+    const count = await request(live.root + '/Catalogs/$count?$filter=' + q("Name eq 'slow but in time'"), { headers: seller.auth });
+    assert.equal(count.body, '1');
+    figures.cases++;
+    figures.limits++;
+    const faults = live.logLines.filter((l) => l.level === 50 || JSON.stringify(l).includes('"stack"'));
+    assert.deepEqual(faults, [], 'a stalled client was logged as a fault');
   });
 });
 
