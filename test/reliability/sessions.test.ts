@@ -10,6 +10,7 @@
  * - throttling through HTTP per user name and per client address (distinct loopback addresses
  *   127.0.0.x stand for distinct clients): the exact 429, its Retry-After (30 s, then doubling),
  *   its OData error in the request's format, and that one address's block leaves others alone;
+ *   a burst of 20 simultaneous guesses at one name gets exactly 5 passwords verified;
  * - an unknown user and a wrong password get byte-identical answers (status, every header but
  *   Date, body), before and during a block; their timings are reported, not asserted.
  */
@@ -283,6 +284,21 @@ describe('throttling over HTTP', () => {
     const elsewhere = await loginRequest(live, target.userName, target.password, { from: '127.0.0.22' });
     assert.equal(elsewhere.body, '{"d":true}');
     figures.addressLimit = 20;
+    clock.advance(16 * MINUTE);
+  });
+
+  test('a burst of 20 simultaneous guesses at one user name gets exactly 5 verified; the other 15 are 429', async () => {
+    const victim = await account(`throttle-burst-${process.pid}`);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => loginRequest(live, victim.userName, `burst-${i}`, { from: `127.0.3.${1 + (i % 4)}` })),
+    );
+    const verified = answers.filter((r) => r.status === 200);
+    const throttled = answers.filter((r) => r.status === 429);
+    assert.equal(verified.length, 5, `verified: ${verified.length}`);
+    for (const r of verified) assert.equal(r.body, '{"d":false}');
+    assert.equal(throttled.length, 15);
+    for (const r of throttled) assert.ok(Number(r.headers['retry-after']) >= 1 && Number(r.headers['retry-after']) <= 30);
+    figures.burstVerified = verified.length;
     clock.advance(16 * MINUTE);
   });
 
