@@ -7,7 +7,7 @@ import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'n
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import type { Limits } from '../config';
-import { ODataError, notFound, renderError } from '../odata/errors';
+import { ODataError, notFound, renderError, type ErrorFormat } from '../odata/errors';
 import { errorFormatOf } from '../odata/negotiate';
 import type { Handler, RequestContext } from './context';
 import { sendError } from './respond';
@@ -49,6 +49,10 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     res.on('finish', () => {
       log.info({ reqId: id, method: req.method, path: path.slice(0, 512), status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 });
     });
+    // A connection that ends before the answer (the client hung up or timed out) still gets its line.
+    res.on('close', () => {
+      if (!res.writableFinished) log.info({ reqId: id, method: req.method, path: path.slice(0, 512), aborted: true, ms: Math.round((performance.now() - started) * 10) / 10 });
+    });
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
       if (!(error instanceof ODataError)) log.error({ reqId: id, err: error }, 'request failed');
@@ -79,8 +83,41 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
   };
 }
 
-/** Errors Node's parser meets before a request exists (oversized headers, timeouts, bad syntax). */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+/**
+ * The error format a request that Node could not parse asked for, from the bytes that arrived: an
+ * oversized header block still carries its request line ($format) and usually its Accept header.
+ */
+function errorFormatOfRawHead(raw: Buffer | undefined): ErrorFormat {
+  if (!raw) return 'xml';
+  const head = raw.subarray(0, 64 * 1024).toString('latin1');
+  const lineEnd = head.indexOf('\r\n');
+  const target = (lineEnd < 0 ? head : head.slice(0, lineEnd)).split(' ')[1] ?? '';
+  const q = target.indexOf('?');
+  // Only a complete Accept line: one cut off by the overflow may be missing its end.
+  const accept = /\r\naccept[ \t]*:[ \t]*([^\r\n]*)\r\n/i.exec(head)?.[1];
+  try {
+    return errorFormatOf(accept, q < 0 ? undefined : formatParam(target.slice(q + 1)));
+  } catch {
+    return 'xml';
+  }
+}
+
+/** The error format of a request whose headers were read (a body that timed out). */
+function errorFormatOfRequest(req: IncomingMessage): ErrorFormat {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  try {
+    return errorFormatOf(req.headers.accept, q < 0 ? undefined : formatParam(url.slice(q + 1)));
+  } catch {
+    return 'xml';
+  }
+}
+
+/**
+ * Errors Node's parser meets before a request exists (oversized headers, timeouts, bad syntax),
+ * or while its body arrives (`req`: the request timeout).
+ */
+function answerClientError(error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket, req: IncomingMessage | undefined): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
@@ -91,7 +128,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
         ? [408, 'The request did not arrive within the time limit.']
         : [400, 'The request is not well-formed HTTP.'];
-  const rendered = renderError('xml', '', message);
+  const rendered = renderError(req ? errorFormatOfRequest(req) : errorFormatOfRawHead(error.rawPacket), '', message);
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
       `Content-Type: ${rendered.contentType}\r\nContent-Length: ${Buffer.byteLength(rendered.body)}\r\n` +
@@ -101,6 +138,9 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 }
 
 export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger): http.Server {
+  // The request each connection is reading, so that a timeout in its body answers in its format.
+  const reading = new WeakMap<Socket, IncomingMessage>();
+  const listener = createRequestListener(routes, limits, log);
   const server = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -110,8 +150,14 @@ export function createHttpServer(routes: readonly Route[], limits: Limits, log: 
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
       keepAliveTimeout: 5000,
     },
-    createRequestListener(routes, limits, log),
+    (req, res) => {
+      reading.set(req.socket, req);
+      res.on('close', () => {
+        if (reading.get(req.socket) === req) reading.delete(req.socket);
+      });
+      listener(req, res);
+    },
   );
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: Error & { code?: string; rawPacket?: Buffer }, socket: Socket) => answerClientError(error, socket, reading.get(socket)));
   return server;
 }
