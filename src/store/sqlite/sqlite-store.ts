@@ -290,15 +290,17 @@ export class SqliteStore implements Store {
     return row.last_value;
   }
 
+  /**
+   * Commits one batch of the queue, then gives the event loop a turn before the next: a batch
+   * runs its jobs without yielding, so back-to-back batches would keep reads waiting.
+   */
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_JOBS_PER_COMMIT);
-        await this.commitBatch(batch);
-      }
+      await this.commitBatch(this.queue.splice(0, MAX_JOBS_PER_COMMIT));
     } finally {
-      this.draining = false;
+      if (this.queue.length > 0) setImmediate(() => void this.drain());
+      else this.draining = false;
     }
   }
 
