@@ -24,6 +24,7 @@ import { EntityStore } from '../../src/store/entities';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
 import { seedCatalogue } from '../../test/support/catalogue-seed';
+import { findPostgresBin, startCluster } from '../../test/support/postgres-cluster';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -88,8 +89,6 @@ export class BenchSetupError extends Error {}
 
 const PASSWORD = 'bench-password-0123456789';
 
-/** openStore with the PostgreSQL options of the postgres branch; main's openStore ignores them. */
-const openWithOptions = openStore as unknown as (url: string, options?: { ownerUrl?: string }) => Store;
 
 async function seed(store: Store, products: number, log: (line: string) => void): Promise<{ account: BenchAccount; seconds: number }> {
   await store.migrate();
@@ -154,18 +153,6 @@ export async function sqliteDatabase(workDir: string, products: number, log: (li
   };
 }
 
-interface ClusterModule {
-  findPostgresBin(): string | undefined;
-  startCluster(options?: { settings?: Record<string, string> }): Promise<{ appUrl: string; ownerUrl: string; destroy(): void }>;
-}
-
-/** test/support/postgres-cluster.ts, which arrives with the postgres branch. */
-function loadClusterModule(): ClusterModule | undefined {
-  const file = path.join(__dirname, '..', '..', 'test', 'support', 'postgres-cluster.js');
-  if (!fs.existsSync(file)) return undefined;
-  return require(file) as ClusterModule;
-}
-
 const redact = (url: string) => url.replace(/\/\/([^:@/]+)(:[^@/]*)?@/, '//$1@');
 
 export async function postgresDatabase(products: number, log: (line: string) => void): Promise<BenchDatabase> {
@@ -182,20 +169,12 @@ export async function postgresDatabase(products: number, log: (line: string) => 
     ownerUrl = process.env.BENCH_DATABASE_OWNER_URL || process.env.DATABASE_OWNER_URL || undefined;
     description = `PostgreSQL at ${redact(appUrl)} (given), a new account in it`;
   } else {
-    const cluster = loadClusterModule();
-    if (!cluster) {
-      throw new BenchSetupError(
-        '--engine postgres: this build has no test/support/postgres-cluster.ts to start a throwaway cluster with ' +
-          '(it arrives with the PostgreSQL adapter, on the postgres branch). Set BENCH_DATABASE_URL to a ' +
-          'PostgreSQL database (and BENCH_DATABASE_OWNER_URL for migrations where two roles are used), or run on a build that has the adapter.',
-      );
-    }
-    if (!cluster.findPostgresBin()) {
+    if (!findPostgresBin()) {
       throw new BenchSetupError('--engine postgres: no PostgreSQL server binaries (initdb, pg_ctl) found; install PostgreSQL or set BENCH_DATABASE_URL.');
     }
     log('starting a throwaway PostgreSQL cluster (initdb, pg_ctl)');
     // Server defaults otherwise: fsync and synchronous_commit stay on (durable writes).
-    const started = await cluster.startCluster();
+    const started = await startCluster();
     appUrl = started.appUrl;
     ownerUrl = started.ownerUrl;
     destroy = () => started.destroy();
@@ -203,7 +182,7 @@ export async function postgresDatabase(products: number, log: (line: string) => 
   }
   let store: Store;
   try {
-    store = openWithOptions(appUrl, ownerUrl ? { ownerUrl } : {});
+    store = openStore(appUrl, ownerUrl ? { ownerUrl } : {});
   } catch (error) {
     destroy();
     throw new BenchSetupError(`--engine postgres: the service cannot open PostgreSQL: ${(error as Error).message}`);
