@@ -2,8 +2,9 @@
  * Fuzzing the whole service over real HTTP: at least 19,000 generated cases per engine in the
  * short tier (100,000 in soak), from a printed seed (FUZZ_SEED=<n> replays a run), across
  * $filter, key predicates, query option combinations, Atom and JSON bodies, $batch bodies and
- * the HTTP layer over raw sockets (./fuzz/*.ts generate each area). Up to 16 cases are in flight
- * against one live service.
+ * the HTTP layer over raw sockets (./fuzz/*.ts generate each area). The areas run one after
+ * another against one live service, 8 requests in flight (16 raw sockets, which mostly wait).
+ * Every problem found is also written in full to test-results/fuzz-problems-<engine>-<area>.log.
  *
  * Every case, whatever it is: no 5xx; answered in under 1 s (timed one by one; a request that
  * never completes must instead get the server's own 408); an error answer is an OData error in

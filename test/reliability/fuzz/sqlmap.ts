@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { LiveService, Seller } from '../../support/live-service';
+import { FIGURES_DIR } from '../../support/figures';
 import { testEngine } from '../../support/test-database';
 
 function onPath(command: string): boolean {
@@ -28,12 +29,14 @@ function run(args: readonly string[]): Promise<string> {
 }
 
 /** What one scan's output says: the injection points it claims, or why it did not really test. */
-export function readSqlmapOutput(output: string): { findings: string[]; notTested?: string } {
+export function readSqlmapOutput(output: string): { findings: string[]; notTested?: string; payloadsTried: number } {
+  // Each technique sqlmap tries is announced by a "testing '…'" line.
+  const payloadsTried = (output.match(/\[INFO\] testing '/g) ?? []).length;
   const findings = output.split('\n').filter((line) => /identified the following injection point|parameter '.*' is vulnerable|appears to be '.*' injectable|is '.*' injectable/i.test(line));
-  if (findings.length) return { findings };
-  if (/all tested parameters do not appear to be injectable/i.test(output)) return { findings: [] };
+  if (findings.length) return { findings, payloadsTried };
+  if (/all tested parameters do not appear to be injectable/i.test(output) && payloadsTried >= 10) return { findings: [], payloadsTried };
   const reason = output.split('\n').find((line) => /\[CRITICAL\]/.test(line)) ?? output.slice(-500);
-  return { findings: [], notTested: reason };
+  return { findings: [], notTested: `${payloadsTried} techniques tried; ${reason}`, payloadsTried };
 }
 
 export async function sqlmapScan(live: LiveService, seller: Seller, productId: string, t: { diagnostic(message: string): void }): Promise<string[]> {
@@ -58,8 +61,10 @@ export async function sqlmapScan(live: LiveService, seller: Seller, productId: s
         '--level', '3', '--risk', '2', '--technique', 'BEUT', '--time-sec', '2',
         '--output-dir', outputDir,
       ]);
+      fs.mkdirSync(FIGURES_DIR, { recursive: true });
+      fs.writeFileSync(path.join(FIGURES_DIR, `sqlmap-${testEngine}-${targets.indexOf(url) + 1}.log`), `${url}\n${output}`);
       const read = readSqlmapOutput(output);
-      t.diagnostic(`sqlmap ${url}: ${read.findings.length ? read.findings.join(' | ') : read.notTested ? `not tested: ${read.notTested}` : 'nothing injectable'}`);
+      t.diagnostic(`sqlmap ${url}: ${read.payloadsTried} techniques tried; ${read.findings.length ? read.findings.join(' | ') : read.notTested ? `not tested: ${read.notTested}` : 'nothing injectable'}`);
       if (read.notTested) throw new Error(`sqlmap did not test ${url}: ${read.notTested}`);
       findings.push(...read.findings.map((f) => `${url}: ${f}`));
     } finally {
