@@ -130,7 +130,7 @@ function batchProblem(res: HttpResponse): string | undefined {
 }
 
 export class FuzzRunner {
-  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
   constructor(
     private readonly origin: string,
