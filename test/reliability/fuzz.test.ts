@@ -26,7 +26,7 @@ import { FIGURES_DIR, reportFigures } from '../support/figures';
 import { testEngine } from '../support/test-database';
 import { byTier } from '../support/tier';
 import type { FuzzCase, FuzzContext } from './fuzz/cases';
-import { FuzzRunner, Stats } from './fuzz/runner';
+import { errorProblem, FuzzRunner, Stats } from './fuzz/runner';
 import { filterCases } from './fuzz/filter';
 import { keyCases } from './fuzz/keys';
 import { optionCases } from './fuzz/options';
@@ -34,7 +34,7 @@ import { atomBodyCases } from './fuzz/atom-bodies';
 import { jsonBodyCases } from './fuzz/json-bodies';
 import { batchBodyCases } from './fuzz/batch-bodies';
 import { rawHttpCases } from './fuzz/raw-http';
-import { sqlmapScan } from './fuzz/sqlmap';
+import { readSqlmapOutput, sqlmapScan } from './fuzz/sqlmap';
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 0xf0220;
 const TOTAL = byTier(19_600, 100_000);
@@ -166,8 +166,34 @@ describe(`fuzz (seed ${SEED}, ${TOTAL} cases; FUZZ_SEED=${SEED} replays it)`, ()
   });
 });
 
-describe('sqlmap (soak tier only)', () => {
-  test('finds nothing injectable in $filter or key predicates', { skip: byTier<string | false>('the short tier does not run sqlmap', false), timeout: 1_800_000 }, async (t) => {
+describe('the checks themselves', () => {
+  test('an answer that is no OData error in the asked format, or that leaks internals, is a problem', () => {
+    const json = (value: string) => JSON.stringify({ error: { code: '', message: { lang: 'en-US', value } } });
+    const xml = (value: string) => `<?xml version="1.0" encoding="utf-8" standalone="yes"?><error xmlns="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"><code></code><message xml:lang="en-US">${value}</message></error>`;
+    assert.equal(errorProblem('application/json;charset=utf-8', json('The $top value is not a number.'), 'json'), undefined);
+    assert.equal(errorProblem('application/xml;charset=utf-8', xml('The $top value is not a number.'), 'xml'), undefined);
+    assert.equal(errorProblem('application/xml;charset=utf-8', xml('Echoed: SELECT * FROM x'), 'any'), undefined, 'echoed request text is no leak');
+    assert.match(errorProblem('application/xml;charset=utf-8', xml('fine message'), 'json') ?? '', /XML error where JSON/);
+    assert.match(errorProblem('application/json', json('fine message'), 'xml') ?? '', /JSON error where XML/);
+    assert.match(errorProblem('text/html', '<h1>Bad</h1>', 'any') ?? '', /Content-Type/);
+    assert.match(errorProblem('application/json', '{"error":"x"}', 'json') ?? '', /not an OData JSON error/);
+    assert.match(errorProblem('application/json', json('TypeError: x\n    at parse (/app/dist/src/x.js:10:5)'), 'json') ?? '', /internals/);
+    assert.match(errorProblem('application/json', json('SqliteError: SQLITE_ERROR: near "x"'), 'json') ?? '', /internals/);
+    assert.match(errorProblem('application/json', json('syntax error at or near "x"'), 'json') ?? '', /internals/);
+  });
+});
+
+describe('sqlmap', () => {
+  test("its output is read right: an injection point is a finding, a scan that did not test is no pass (no sqlmap needed)", () => {
+    const tried = Array.from({ length: 12 }, (_, i) => `[10:00:0${i % 10}] [INFO] testing 'technique ${i}'`).join('\n');
+    assert.deepEqual(readSqlmapOutput(`${tried}\n[10:00:09] [ERROR] all tested parameters do not appear to be injectable. Try to increase`), { findings: [], payloadsTried: 12 });
+    const vulnerable = readSqlmapOutput(`${tried}\n[10:00:09] [INFO] URI parameter '#1*' appears to be 'AND boolean-based blind - WHERE or HAVING clause' injectable\nsqlmap identified the following injection point(s) with a total of 52 HTTP(s) requests:`);
+    assert.equal(vulnerable.findings.length, 2);
+    assert.match(readSqlmapOutput('[10:00:00] [CRITICAL] unable to connect to the target URL').notTested ?? '', /unable to connect/);
+    assert.ok(readSqlmapOutput('[ERROR] all tested parameters do not appear to be injectable').notTested, 'a scan that tried nothing does not pass');
+  });
+
+  test('a scan of the live service (soak tier only) finds nothing injectable in $filter or key predicates', { skip: byTier<string | false>('the short tier does not run sqlmap', false), timeout: 1_800_000 }, async (t) => {
     const findings = await sqlmapScan(live, seller, ctx.productIds[0]!, t);
     assert.deepEqual(findings, [], 'sqlmap reports an injectable parameter');
   });
