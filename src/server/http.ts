@@ -55,13 +55,6 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     });
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
-      // A client that drops its connection before its body has arrived is no fault of ours:
-      // there is nobody left to answer, and it must not count among the errors operators watch.
-      if (req.destroyed && (error as { code?: string }).code === 'ECONNRESET') {
-        log.info({ reqId: id, method: req.method, path: path.slice(0, 512) }, 'client closed the connection before its request arrived');
-        res.destroy();
-        return;
-      }
       if (!(error instanceof ODataError)) log.error({ reqId: id, err: error }, 'request failed');
       if (res.headersSent) {
         // A streamed answer that fails half-way cannot change its status: cut it off, so the
