@@ -12,10 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { model } from '../../src/model/catalogue-model';
 import type { EntityTypeDef, NavigationDef } from '../../src/model/types';
-import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, type LiveService, type Seller, tenantRows } from '../support/live-service';
+import { asSeller, newSeller, startLive, storeRow, type LiveService, type Seller, tenantRows } from '../support/live-service';
 import { parseXml } from '../clients/datajs';
 
 const ATOM_NS = 'http://www.w3.org/2005/Atom';
@@ -119,22 +118,7 @@ async function idsInStore(accountId: number, type: EntityTypeDef): Promise<strin
 // Two complete catalogues
 
 async function seed(accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<string> {
-  const app = live.service.app;
-  const type = app.model.typeByName.get(typeName)!;
-  const id = await app.store.write(accountId, async (tx) => {
-    const newId = await app.store.nextId(tx);
-    const row: Record<string, EdmValue> = {};
-    for (const p of type.properties) {
-      if (p.access === 'key') row[p.name] = newId;
-      else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
-      else if (p.timestamp) row[p.name] = app.clock.now();
-      else row[p.name] = defaultOf(p);
-      if (row[p.name] === null && !p.nullable && p.access !== 'key') throw new Error(`seed ${typeName}: ${p.name} needs a value`);
-    }
-    await app.entities.insert(tx, accountId, type, row);
-    return newId;
-  });
-  return String(id);
+  return String(await storeRow(live, accountId, live.service.app.model.typeByName.get(typeName)!, values));
 }
 
 async function catalogue(s: Seller, tag: string): Promise<Ids> {

@@ -16,7 +16,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ManualClock } from '../../src/clock';
 import { createAccount } from '../../src/auth/accounts';
@@ -28,24 +27,9 @@ import { asSeller, newSeller, startLive, type LiveService, type Seller } from '.
 const AXD = '/Authentication_JSON_AppService.axd';
 const MINUTE = 60_000;
 
-/** A request from a chosen loopback address, so one test process can be many clients. */
-function requestFrom(localAddress: string, url: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<HttpResponse> {
-  return new Promise((resolve, reject) => {
-    const headers = { ...(init.headers ?? {}) };
-    if (init.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(init.body));
-    const req = http.request(url, { method: init.method ?? 'GET', headers, agent: false, localAddress }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
-
 function loginRequest(live: LiveService, userName: string, password: string, options: { from?: string; headers?: Record<string, string> } = {}): Promise<HttpResponse> {
-  return requestFrom(options.from ?? '127.0.0.1', live.origin + AXD + '/Login', {
+  return request(live.origin + AXD + '/Login', {
+    localAddress: options.from ?? '127.0.0.1',
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...(options.headers ?? {}) },
     body: JSON.stringify({ userName, password, createPersistentCookie: false }),

@@ -22,11 +22,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { model } from '../../src/model/catalogue-model';
 import type { EntityTypeDef, NavigationDef, PropertyDef, ReferenceRelation, ServiceOperationDef } from '../../src/model/types';
-import { defaultOf } from '../../src/catalogue/values';
 import { VERSION_COLUMN } from '../../src/store/schema';
 import type { EdmValue } from '../../src/odata/edm';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { asSeller, newSeller, startLive, storeRow, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { reportFigures } from '../support/figures';
 import { batchBody, changesetPart, httpPart, postBatch, readBatchAnswer, type PartAnswer, type TopAnswer } from '../batch/support';
 
@@ -152,20 +151,7 @@ function call(as: Seller, method: string, path: string, body?: Json | string, he
 }
 
 async function seedThroughStore(accountId: number, type: EntityTypeDef, values: Record<string, EdmValue>): Promise<string> {
-  const app = live.service.app;
-  const id = await app.store.write(accountId, async (tx) => {
-    const newId = await app.store.nextId(tx);
-    const row: Record<string, EdmValue> = {};
-    for (const p of type.properties) {
-      if (p.access === 'key') row[p.name] = newId;
-      else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
-      else if (p.timestamp) row[p.name] = app.clock.now();
-      else row[p.name] = defaultOf(p);
-    }
-    await app.entities.insert(tx, accountId, type, row);
-    return newId;
-  });
-  return String(id);
+  return String(await storeRow(live, accountId, type, values));
 }
 
 /** Two rows of every set, every many-to-many link, all tagged with the account. */

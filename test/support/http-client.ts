@@ -11,6 +11,8 @@ export interface HttpRequest {
   readonly method?: string;
   readonly headers?: Record<string, string | string[]>;
   readonly body?: string | Buffer;
+  /** The local address to send from: 127.0.0.x stand for different clients in one test process. */
+  readonly localAddress?: string;
 }
 
 export function request(url: string, init: HttpRequest = {}): Promise<HttpResponse> {
@@ -20,7 +22,7 @@ export function request(url: string, init: HttpRequest = {}): Promise<HttpRespon
     if (init.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length' || h.toLowerCase() === 'transfer-encoding')) {
       headers['Content-Length'] = String(Buffer.byteLength(init.body));
     }
-    const req = http.request(url, { method: init.method ?? 'GET', headers, agent: false }, (res) => {
+    const req = http.request(url, { method: init.method ?? 'GET', headers, agent: false, ...(init.localAddress ? { localAddress: init.localAddress } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));

@@ -11,6 +11,9 @@ import { startService, type RunningService } from '../../src/server/app';
 import { createAccount } from '../../src/auth/accounts';
 import { model } from '../../src/model/catalogue-model';
 import { buildSchema } from '../../src/store/schema';
+import { defaultOf } from '../../src/catalogue/values';
+import type { EntityTypeDef } from '../../src/model/types';
+import type { EdmValue } from '../../src/odata/edm';
 import { request, type HttpRequest, type HttpResponse } from './http-client';
 import { freshDatabase, type TestDatabase } from './test-database';
 
@@ -109,6 +112,28 @@ export async function login(live: LiveService, userName: string, password: strin
 /** A request to the service as a seller (auth headers merged under the given ones). */
 export function asSeller(seller: Seller, url: string, init: HttpRequest = {}): Promise<HttpResponse> {
   return request(url, { ...init, headers: { ...seller.auth, ...(init.headers ?? {}) } });
+}
+
+/**
+ * Writes one row straight through the store, as the platform import does (for sets sellers
+ * cannot create over the API): the given values, a new Id, timestamps now, defaults otherwise.
+ * A non-nullable property left without a value is the test's mistake, said at once.
+ */
+export async function storeRow(live: LiveService, accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<bigint> {
+  const app = live.service.app;
+  return app.store.write(accountId, async (tx) => {
+    const newId = await app.store.nextId(tx);
+    const row: Record<string, EdmValue> = {};
+    for (const p of type.properties) {
+      if (p.access === 'key') row[p.name] = newId;
+      else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
+      else if (p.timestamp) row[p.name] = app.clock.now();
+      else row[p.name] = defaultOf(p);
+      if (row[p.name] === null && !p.nullable && p.access !== 'key') throw new Error(`storeRow ${type.name}: ${p.name} needs a value`);
+    }
+    await app.entities.insert(tx, accountId, type, row);
+    return newId;
+  });
 }
 
 const TENANT_TABLES = buildSchema(model)
