@@ -42,6 +42,13 @@ const HEADERS_TIMEOUT_MS = 1000;
 const REQUEST_TIMEOUT_MS = 2000;
 /** Enough to keep both cores busy; more only adds queueing to each answer's time. */
 const IN_FLIGHT = 8;
+/**
+ * $batch cases of one seller: their changesets serialize on the account's write lock (PostgreSQL's
+ * advisory lock, SQLite's one writer), so each answer's time includes waiting for the others in
+ * flight. Four keep that queue short enough that the 1 s bound measures the service, not the
+ * queue, on a loaded 2-core CI machine (eight in flight reached 964 ms on PostgreSQL there).
+ */
+const BATCH_IN_FLIGHT = 4;
 
 /** Each area's share of the cases, its generator, and what its answers must include. */
 const AREAS: readonly {
@@ -57,7 +64,7 @@ const AREAS: readonly {
   { name: 'options', share: 0.2, generate: optionCases, inFlight: IN_FLIGHT, mix: { 200: 0.1, 400: 0.3 } },
   { name: 'atom', share: 0.11, generate: atomBodyCases, inFlight: IN_FLIGHT, mix: { 201: 0.01, 400: 0.4 } },
   { name: 'json', share: 0.13, generate: jsonBodyCases, inFlight: IN_FLIGHT, mix: { 201: 0.02, 400: 0.4 } },
-  { name: 'batch', share: 0.08, generate: batchBodyCases, inFlight: IN_FLIGHT, mix: { 202: 0.1, 400: 0.3 } },
+  { name: 'batch', share: 0.08, generate: batchBodyCases, inFlight: BATCH_IN_FLIGHT, mix: { 202: 0.1, 400: 0.3 } },
   { name: 'http', share: 0.07, generate: rawHttpCases, inFlight: 32, mix: { 400: 0.2, 408: 0.02 } },
 ];
 
