@@ -86,11 +86,23 @@ export function responseVersion(r: ODataRequest, needed: ProtocolVersion): Proto
   return needed;
 }
 
+/** Atom's <updated>: whole seconds, formatted once per second rather than once per request. */
+let updatedSecond = NaN;
+let updatedText = '';
+function atomUpdated(now: number): string {
+  const second = Math.floor(now / 1000);
+  if (second !== updatedSecond) {
+    updatedSecond = second;
+    updatedText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+  return updatedText;
+}
+
 export function writeContext(r: ODataRequest, version: ProtocolVersion, select?: ReadonlySet<string>): WriteContext {
   return {
     serviceRoot: r.serviceRoot,
     version,
-    updated: new Date(r.app.clock.now()).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    updated: atomUpdated(r.app.clock.now()),
     ...(select ? { select } : {}),
   };
 }

@@ -29,6 +29,20 @@ const STATEMENT_CACHE_SIZE = 500;
 const MAX_JOBS_PER_COMMIT = 64;
 
 /**
+ * Transaction control (BEGIN, COMMIT, SAVEPOINT...) as prepared statements of each connection:
+ * exec() parses its text every time, and every request begins and ends at least one transaction.
+ */
+const controlStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+function control(db: Database.Database, sql: string): void {
+  let statements = controlStatements.get(db);
+  if (!statements) controlStatements.set(db, (statements = new Map()));
+  let statement = statements.get(sql);
+  if (!statement) statements.set(sql, (statement = db.prepare(sql)));
+  statement.run();
+}
+
+/**
  * A statement prepared once, and how its parameters bind: in order (`?`), or by number (`?1`,
  * see ../sql/params.ts), which better-sqlite3 binds by name, so the text is rewritten to `@p1`.
  */
@@ -160,12 +174,12 @@ class ReaderPool {
   /** fn inside one read transaction on one connection. */
   snapshot<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
     return this.with(async (c) => {
-      c.db.exec('BEGIN');
+      control(c.db, 'BEGIN');
       try {
         return await fn(c);
       } finally {
         // A read transaction has nothing to keep: ending it releases the snapshot.
-        if (c.db.inTransaction) c.db.exec('COMMIT');
+        if (c.db.inTransaction) control(c.db, 'COMMIT');
       }
     });
   }
@@ -307,27 +321,27 @@ export class SqliteStore implements Store {
   private async commitBatch(batch: WriteJob[]): Promise<void> {
     const outcomes: { ok: boolean; value: unknown }[] = [];
     try {
-      this.writerDb.exec('BEGIN IMMEDIATE');
+      control(this.writerDb, 'BEGIN IMMEDIATE');
     } catch (error) {
       for (const job of batch) job.reject(error);
       return;
     }
     for (const job of batch) {
-      this.writerDb.exec('SAVEPOINT job');
+      control(this.writerDb, 'SAVEPOINT job');
       try {
         const value = await job.run(this.writer);
-        this.writerDb.exec('RELEASE job');
+        control(this.writerDb, 'RELEASE job');
         outcomes.push({ ok: true, value });
       } catch (error) {
-        this.writerDb.exec('ROLLBACK TO job');
-        this.writerDb.exec('RELEASE job');
+        control(this.writerDb, 'ROLLBACK TO job');
+        control(this.writerDb, 'RELEASE job');
         outcomes.push({ ok: false, value: error });
       }
     }
     try {
-      this.writerDb.exec('COMMIT');
+      control(this.writerDb, 'COMMIT');
     } catch (error) {
-      if (this.writerDb.inTransaction) this.writerDb.exec('ROLLBACK');
+      if (this.writerDb.inTransaction) control(this.writerDb, 'ROLLBACK');
       for (const job of batch) job.reject(error);
       return;
     }
