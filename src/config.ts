@@ -21,6 +21,12 @@ export interface Limits {
   readonly headersTimeoutMs: number;
   /** Time allowed for the whole request (headers and body) to arrive. */
   readonly requestTimeoutMs: number;
+  /**
+   * Time a streamed answer may wait for a client that takes none of it: the stream holds a
+   * database snapshot (on PostgreSQL a pool connection) while it waits, so a client that stops
+   * reading is cut off rather than allowed to hold it for ever.
+   */
+  readonly sendTimeoutMs: number;
 }
 
 /** Limits of query options, and server-driven paging. */
@@ -105,6 +111,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxHeaderBytes: integer(env, 'MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      sendTimeoutMs: integer(env, 'SEND_TIMEOUT_MS', 30_000, 100, 3_600_000),
     },
     query: {
       pageSize: integer(env, 'PAGE_SIZE', 0, 0, 1_000_000) || undefined,

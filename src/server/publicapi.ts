@@ -63,7 +63,7 @@ export function publicApiHandler(app: App): Handler {
       serviceRoot,
       header: (name) => headerOf(ctx, name),
       body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
-      responder: new HttpResponder(ctx.res),
+      responder: new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs),
     };
     return serveRequest(request, path, rest);
   };

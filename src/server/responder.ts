@@ -48,7 +48,11 @@ export class HttpResponder implements Responder {
   /** Set by 'close': a client that went away must end a stream at once, not leave it waiting for 'drain'. */
   private closed = false;
 
-  constructor(private readonly res: ServerResponse) {
+  /** @param sendTimeoutMs how long a streamed write may wait for the client to take it (see Limits). */
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly sendTimeoutMs = 30_000,
+  ) {
     res.once('close', () => {
       this.closed = true;
     });
@@ -87,11 +91,18 @@ export class HttpResponder implements Responder {
         if (res.write(chunk)) return Promise.resolve();
         return new Promise<void>((resolve, reject) => {
           if (this.closed) return reject(gone());
+          const stalled = setTimeout(() => {
+            // The client took nothing for sendTimeoutMs: cut it off, which ends the stream
+            // (through 'close') and frees what it holds.
+            res.destroy();
+          }, this.sendTimeoutMs);
           const onDrain = () => {
+            clearTimeout(stalled);
             res.off('close', onClose);
             resolve();
           };
           const onClose = () => {
+            clearTimeout(stalled);
             res.off('drain', onDrain);
             reject(gone());
           };
