@@ -5,9 +5,8 @@
  * show that a fence really holds rows back.
  */
 import assert from 'node:assert/strict';
-import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
-import { asSeller, type LiveService, type Seller } from '../support/live-service';
+import { asSeller, storeRow, type LiveService, type Seller } from '../support/live-service';
 
 type Json = Record<string, unknown>;
 
@@ -27,20 +26,7 @@ async function link(live: LiveService, s: Seller, path: string, uri: string): Pr
 }
 
 async function seed(live: LiveService, accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<bigint> {
-  const app = live.service.app;
-  const type = app.model.typeByName.get(typeName)!;
-  return app.store.write(accountId, async (tx) => {
-    const id = await app.store.nextId(tx);
-    const row: Record<string, EdmValue> = {};
-    for (const p of type.properties) {
-      if (p.access === 'key') row[p.name] = id;
-      else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
-      else if (p.timestamp) row[p.name] = app.clock.now();
-      else row[p.name] = defaultOf(p);
-    }
-    await app.entities.insert(tx, accountId, type, row);
-    return id;
-  });
+  return storeRow(live, accountId, live.service.app.model.typeByName.get(typeName)!, values);
 }
 
 /** One row or more in every tenant table of the seller's account. */
