@@ -28,6 +28,15 @@ function formatParam(query: string): string | undefined {
   return new URLSearchParams(query).get('$format') ?? undefined;
 }
 
+/** The format an error answers in, from Accept and $format; a malformed one still gets its error, as XML. */
+function errorFormatFor(accept: string | undefined, query: string): ErrorFormat {
+  try {
+    return errorFormatOf(accept, formatParam(query));
+  } catch {
+    return 'xml';
+  }
+}
+
 function matchRoute(routes: readonly Route[], path: string): { route: Route; rest: string } | undefined {
   const lower = path.toLowerCase();
   for (const route of routes) {
@@ -62,13 +71,7 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
         res.destroy();
         return;
       }
-      let format: 'json' | 'xml' = 'xml';
-      try {
-        format = errorFormatOf(req.headers.accept, formatParam(query));
-      } catch {
-        // A malformed Accept or $format still gets its error, as XML.
-      }
-      sendError(res, error, format, id);
+      sendError(res, error, errorFormatFor(req.headers.accept, query), id);
     };
     try {
       if (Buffer.byteLength(url) > limits.maxUrlBytes) {
@@ -95,22 +98,14 @@ function errorFormatOfRawHead(raw: Buffer | undefined): ErrorFormat {
   const q = target.indexOf('?');
   // Only a complete Accept line: one cut off by the overflow may be missing its end.
   const accept = /\r\naccept[ \t]*:[ \t]*([^\r\n]*)\r\n/i.exec(head)?.[1];
-  try {
-    return errorFormatOf(accept, q < 0 ? undefined : formatParam(target.slice(q + 1)));
-  } catch {
-    return 'xml';
-  }
+  return errorFormatFor(accept, q < 0 ? '' : target.slice(q + 1));
 }
 
 /** The error format of a request whose headers were read (a body that timed out). */
 function errorFormatOfRequest(req: IncomingMessage): ErrorFormat {
   const url = req.url ?? '';
   const q = url.indexOf('?');
-  try {
-    return errorFormatOf(req.headers.accept, q < 0 ? undefined : formatParam(url.slice(q + 1)));
-  } catch {
-    return 'xml';
-  }
+  return errorFormatFor(req.headers.accept, q < 0 ? '' : url.slice(q + 1));
 }
 
 /**
