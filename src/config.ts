@@ -5,6 +5,7 @@
 import { DEFAULT_DATABASE_URL, type DatabaseOptions } from './store/open';
 import type { ReadLimits } from './odata/read-options';
 import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
+import type { ResponseVersionPolicy } from './odata/negotiate';
 
 export interface Limits {
   readonly maxBodyBytes: number;
@@ -52,6 +53,12 @@ export interface Config {
   readonly platformToken: string | undefined;
   readonly limits: Limits;
   readonly query: QueryConfig;
+  /**
+   * The version of an answer the request allows more than one for: the lowest that expresses it
+   * (1.0 arrays, what the existing connectors read) or the highest the client reads (2.0
+   * `results` objects, for V2-only client libraries that send no version headers).
+   */
+  readonly responseVersion: ResponseVersionPolicy;
 }
 
 /** A platform credential must be long enough that it cannot be guessed. */
@@ -68,6 +75,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not '${raw}'`);
   }
   return Number(raw);
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = allowed.find((a) => a === raw.trim().toLowerCase());
+  if (value === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, not '${raw}'`);
+  return value;
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {
@@ -101,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     secureCookies: flag(env, 'SECURE_COOKIES', publicUrl?.startsWith('https:') ?? false),
     platformToken,
+    responseVersion: oneOf<ResponseVersionPolicy>(env, 'RESPONSE_VERSION', 'lowest', ['lowest', 'highest']),
     limits: {
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),

@@ -72,6 +72,14 @@ export type ProtocolVersion = 1 | 2;
 
 const MAX_SUPPORTED = 2;
 
+/**
+ * Which version an answer takes when the request allows more than one. `lowest`: the lowest
+ * that can express it (1.0 unless a 2.0 feature is used), as WCF Data Services answered and as
+ * the existing connectors read. `highest`: the highest the request allows (2.0 unless
+ * MaxDataServiceVersion says 1.0), for clients that read only 2.0 shapes and send no headers.
+ */
+export type ResponseVersionPolicy = 'lowest' | 'highest';
+
 /** "2.0", "1.0;NetFx", "2.0;" -> major.minor as a number; undefined when absent. */
 function parseVersion(name: string, value: string | undefined): number | undefined {
   // An empty header says nothing, like an absent one.
@@ -81,23 +89,62 @@ function parseVersion(name: string, value: string | undefined): number | undefin
   return Number(m[1]) + Number(m[2]) / 1000;
 }
 
+const shown = (value: string) => value.trim().slice(0, 40);
+
 export interface VersionHeaders {
   /** Highest response version the client can read (capped at what the service speaks). */
   readonly maxResponseVersion: ProtocolVersion;
+  /**
+   * Lowest response version the answer may have: 2.0 when the client sent MinDataServiceVersion
+   * 2.0 or the service answers the highest version allowed; never above maxResponseVersion.
+   */
+  readonly minResponseVersion: ProtocolVersion;
+}
+
+/** A request header by lower-case name. */
+export type HeaderLookup = (name: string) => string | undefined;
+
+/**
+ * Checks DataServiceVersion (the version the request was written for: at most 2.0), reads
+ * MaxDataServiceVersion (clients send 3.0; that only means they can read anything we write;
+ * absent, the client reads every version the service writes) and MinDataServiceVersion (a WCF
+ * Data Services 5 header: the client reads nothing older, so 2.0 asks for 2.0 shapes).
+ */
+export function readVersionHeaders(header: HeaderLookup, policy: ResponseVersionPolicy = 'lowest'): VersionHeaders {
+  const dataServiceVersion = header('dataserviceversion');
+  const requestVersion = parseVersion('DataServiceVersion', dataServiceVersion);
+  if (requestVersion !== undefined && requestVersion > MAX_SUPPORTED) {
+    throw badRequest(`The DataServiceVersion '${shown(dataServiceVersion!)}' is not supported: this service speaks versions 1.0 and 2.0.`);
+  }
+  const maxHeader = header('maxdataserviceversion');
+  const max = parseVersion('MaxDataServiceVersion', maxHeader) ?? MAX_SUPPORTED;
+  if (max < 1) throw badRequest(`The MaxDataServiceVersion '${shown(maxHeader!)}' is below 1.0, the lowest version this service writes.`);
+  const maxResponseVersion: ProtocolVersion = max >= 2 ? 2 : 1;
+
+  const minHeader = header('mindataserviceversion');
+  const min = parseVersion('MinDataServiceVersion', minHeader);
+  let minResponseVersion: ProtocolVersion = min !== undefined && min > 1 ? 2 : 1;
+  if (min !== undefined) {
+    if (min > MAX_SUPPORTED) {
+      throw badRequest(`The MinDataServiceVersion '${shown(minHeader!)}' asks for a version this service does not write: it writes versions 1.0 and 2.0.`);
+    }
+    if (min > max || minResponseVersion > maxResponseVersion) {
+      throw badRequest(`The MaxDataServiceVersion '${maxHeader === undefined ? '' : shown(maxHeader)}' is below the MinDataServiceVersion '${shown(minHeader!)}': no answer can satisfy both.`);
+    }
+  }
+  if (policy === 'highest') minResponseVersion = maxResponseVersion;
+  return { maxResponseVersion, minResponseVersion };
 }
 
 /**
- * Checks DataServiceVersion (the version the request was written for: at most 2.0) and reads
- * MaxDataServiceVersion (clients send 3.0; that only means they can read anything we write).
+ * The version of an answer that `needed` expresses (1.0 unless it uses a 2.0 feature): raised
+ * to the floor the request sets, refused (400) above what the client reads.
  */
-export function readVersionHeaders(dataServiceVersion: string | undefined, maxDataServiceVersion: string | undefined): VersionHeaders {
-  const requestVersion = parseVersion('DataServiceVersion', dataServiceVersion);
-  if (requestVersion !== undefined && requestVersion > MAX_SUPPORTED) {
-    throw badRequest(`The DataServiceVersion '${dataServiceVersion!.trim()}' is not supported: this service speaks versions 1.0 and 2.0.`);
+export function chooseResponseVersion(versions: VersionHeaders, needed: ProtocolVersion): ProtocolVersion {
+  if (needed > versions.maxResponseVersion) {
+    throw badRequest(`Response requires that version ${needed}.0 of the protocol be used, but the MaxDataServiceVersion header value in the request is set to '${versions.maxResponseVersion}.0'.`);
   }
-  const max = parseVersion('MaxDataServiceVersion', maxDataServiceVersion) ?? requestVersion ?? MAX_SUPPORTED;
-  if (max < 1) throw badRequest(`The MaxDataServiceVersion '${maxDataServiceVersion}' is below 1.0, the lowest version this service writes.`);
-  return { maxResponseVersion: max >= 2 ? 2 : 1 };
+  return needed > versions.minResponseVersion ? needed : versions.minResponseVersion;
 }
 
 /** The header value WCF Data Services wrote: "1.0;" or "2.0;". */

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { App } from './app';
 import type { InnerRequest, InnerResponse } from '../odata/batch';
 import { badRequest, ODataError, type ErrorFormat } from '../odata/errors';
-import { errorFormatOf, readVersionHeaders } from '../odata/negotiate';
+import { errorFormatOf, readVersionHeaders, type HeaderLookup, type VersionHeaders } from '../odata/negotiate';
 import { parseQueryOptions } from '../odata/uri/query-options';
 import { tooLarge } from './body';
 import type { ODataRequest } from './odata-request';
@@ -24,6 +24,20 @@ export interface BatchCaller {
   /** The batch request's id: a fault in any part is logged and answered with it. */
   readonly requestId: string;
   readonly log: Logger;
+  /** A header of the batch request itself, by lower-case name. */
+  readonly header: HeaderLookup;
+}
+
+const VERSION_HEADERS = new Set(['dataserviceversion', 'maxdataserviceversion', 'mindataserviceversion']);
+
+/**
+ * The version headers of an inner request: each one it does not send is the batch request's,
+ * as WCF Data Services reads them, so a client that sets MinDataServiceVersion once on the batch
+ * gets 2.0 shapes in every part.
+ */
+function innerVersionHeaders(caller: BatchCaller, inner: InnerRequest): VersionHeaders {
+  const header = (name: string) => inner.headers.get(name) ?? (VERSION_HEADERS.has(name) ? caller.header(name) : undefined);
+  return readVersionHeaders(header, caller.app.config.responseVersion);
 }
 
 /** What Node would let through in a header value; the response writer refuses anything else. */
@@ -52,7 +66,7 @@ export function innerODataRequest(caller: BatchCaller, inner: InnerRequest, quer
   if (Buffer.byteLength(inner.target) > limits.maxUrlBytes) {
     throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
   }
-  const versions = readVersionHeaders(inner.headers.get('dataserviceversion'), inner.headers.get('maxdataserviceversion'));
+  const versions = innerVersionHeaders(caller, inner);
   const options = parseQueryOptions(query);
   return {
     app: caller.app,

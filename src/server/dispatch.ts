@@ -11,7 +11,7 @@ import { allowOnly } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
 import type { ODataRequest } from './odata-request';
 import { handleOperation } from './operations';
-import { handleResource } from './resources';
+import { handleResource, responseVersion } from './resources';
 
 const READ_METHODS = ['GET', 'HEAD'] as const;
 
@@ -26,13 +26,16 @@ function serviceDocument(r: ODataRequest): void {
   allowOnly(r.options, ['$format'], 'the service document');
   const type = negotiate(r.header('accept'), r.options.system.get('$format'), MEDIA.serviceDocument);
   const body = type === 'application/json' ? renderServiceDocumentJson(r.app.model) : renderServiceDocumentXml(r.app.model, r.serviceRoot);
-  r.responder.send({ status: 200, contentType: `${type};charset=utf-8`, body });
+  // The same document in both versions: only its DataServiceVersion header follows the request.
+  r.responder.send({ status: 200, contentType: `${type};charset=utf-8`, body, version: responseVersion(r, 1) });
 }
 
 function metadata(r: ODataRequest): void {
   allowOnly(r.options, ['$format'], '$metadata');
   // $metadata exists only as XML; an explicit $format asking for anything else is refused.
   if (r.options.system.has('$format')) negotiate(undefined, r.options.system.get('$format'), MEDIA.metadata);
+  // Always 1.0, whatever the request asks: a $metadata answer's DataServiceVersion must equal the
+  // m:DataServiceVersion the document declares.
   r.responder.send({ status: 200, contentType: 'application/xml;charset=utf-8', body: r.app.metadataXml });
 }
 

@@ -43,7 +43,7 @@ function effectiveMethod(ctx: RequestContext): string {
 export function publicApiHandler(app: App): Handler {
   return async (ctx, rest) => {
     // Parse: everything that can be judged without knowing the caller.
-    const versions = readVersionHeaders(headerOf(ctx, 'dataserviceversion'), headerOf(ctx, 'maxdataserviceversion'));
+    const versions = readVersionHeaders((name) => headerOf(ctx, name), app.config.responseVersion);
     const options = parseQueryOptions(ctx.query);
     const method = effectiveMethod(ctx);
 
@@ -53,7 +53,8 @@ export function publicApiHandler(app: App): Handler {
     // Resolve and answer.
     const path = parseResourcePath(app.model, rest);
     const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
-    if (path.kind === 'batch') return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log }, ctx, options);
+    // The batch's own version headers stand in for those an inner request does not send.
+    if (path.kind === 'batch') return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log, header: (name) => headerOf(ctx, name) }, ctx, options);
     const request: ODataRequest = {
       app,
       accountId,

@@ -13,7 +13,7 @@ import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/err
 import { toXmlText, type EdmValue } from '../odata/edm';
 import { entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
-import { MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
+import { chooseResponseVersion, MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
 import { allowOnly } from '../odata/uri/query-options';
 import { readJsonEntity, readJsonLink } from '../odata/json/reader';
 import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
@@ -78,12 +78,12 @@ function requireMethod(method: string, allowed: readonly string[]): void {
   if (!allowed.includes(method)) throw methodNotAllowed(method, allowed);
 }
 
-/** The response version a resource needs, refused when the client cannot read it. */
+/**
+ * The version of an answer that needs `needed`: raised to what the request asks for at least
+ * (MinDataServiceVersion, RESPONSE_VERSION=highest), refused when the client cannot read it.
+ */
 export function responseVersion(r: ODataRequest, needed: ProtocolVersion): ProtocolVersion {
-  if (needed > r.versions.maxResponseVersion) {
-    throw badRequest(`Response requires that version ${needed}.0 of the protocol be used, but the MaxDataServiceVersion header value in the request is set to '${r.versions.maxResponseVersion}.0'.`);
-  }
-  return needed;
+  return chooseResponseVersion(r.versions, needed);
 }
 
 /** Atom's <updated>: whole seconds, formatted once per second rather than once per request. */
@@ -159,7 +159,10 @@ function checkIfMatch(r: ODataRequest, record: EntityRecord): void {
   }
 }
 
-const NO_CONTENT: Reply = { status: 204 };
+/** A 204: no body, so only its DataServiceVersion header follows the request's versions. */
+function noContent(r: ODataRequest, headers: Record<string, string> = {}): Reply {
+  return { status: 204, version: responseVersion(r, 1), headers };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Reads
@@ -249,11 +252,11 @@ function readProperty(r: ODataRequest, record: EntityRecord, target: Extract<Res
   if (target.rawValue) {
     allowOnly(r.options, [], 'a raw $value');
     if (value === null) throw notFound(`The value of '${target.property.name}' is null.`);
-    return { status: 200, contentType: 'text/plain;charset=utf-8', body: toXmlText(target.property.type, value) };
+    return { status: 200, contentType: 'text/plain;charset=utf-8', body: toXmlText(target.property.type, value), version: responseVersion(r, 1) };
   }
   allowOnly(r.options, ['$format'], 'a property');
   const format = dataFormat(r);
-  return { status: 200, contentType: format.dataContentType, body: format.property(target.property.name, target.property.type, value) };
+  return { status: 200, contentType: format.dataContentType, body: format.property(target.property.name, target.property.type, value), version: responseVersion(r, 1) };
 }
 
 /** `/$count`: the rows the options select, as text/plain (a version 2.0 answer). */
@@ -276,7 +279,7 @@ async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord,
     let uri: string | undefined;
     for await (const rec of r.app.entities.related(tx, r.accountId, nav, id, target.key)) uri ??= entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint);
     if (uri === undefined) throw missing(target.key !== undefined ? `${target.name}(${target.key}L)` : target.name);
-    return { status: 200, contentType: format.dataContentType, body: format.link(uri) };
+    return { status: 200, contentType: format.dataContentType, body: format.link(uri), version: wctx.version };
   }
   const planned = plan(r, targetType, { kind: 'navigation', navigation: nav, sourceId: id }, 'links');
   const wctx = writeContext(r, responseVersion(r, planned.version));
@@ -304,7 +307,7 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
         if (resolved.kind !== 'entity') throw badRequest('The path addresses a collection, not one entity.');
         const ifNoneMatch = r.header('if-none-match');
         if (ifNoneMatch !== undefined && matches(ifNoneMatch, resolved.record.version)) {
-          return r.responder.send({ status: 304, headers: { ETag: etagOf(resolved.record.version!) } });
+          return r.responder.send({ status: 304, version: responseVersion(r, 1), headers: { ETag: etagOf(resolved.record.version!) } });
         }
         return r.responder.send(await readEntity(r, tx, resolved.record));
       }
@@ -359,7 +362,7 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
     const id = record.values.Id as bigint;
     if (r.method === 'POST') await app.writes.addLink(tx, accountId, record.type, id, target.navigation, readLinkBody(r, body));
     else await app.writes.removeLink(tx, accountId, record.type, id, target.navigation, target.key!);
-    return { reply: NO_CONTENT };
+    return { reply: noContent(r) };
   }
   if (target.kind === 'property' || target.kind === 'count') throw methodNotAllowed(r.method, ['GET', 'HEAD']);
   if (resolved.kind === 'collection') {
@@ -381,13 +384,13 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
     case 'PATCH': {
       const mode = r.method === 'PUT' ? 'replace' : 'merge';
       const version = await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), mode);
-      return { reply: { status: 204, headers: { ETag: etagOf(version) } }, entity: { type: record.type, id } };
+      return { reply: noContent(r, { ETag: etagOf(version) }), entity: { type: record.type, id } };
     }
     case 'DELETE':
       await app.writes.delete(tx, accountId, record.type, id);
       break;
   }
-  return { reply: NO_CONTENT, entity: { type: record.type, id } };
+  return { reply: noContent(r), entity: { type: record.type, id } };
 }
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE']);
