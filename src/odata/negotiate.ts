@@ -128,8 +128,12 @@ export function readVersionHeaders(header: HeaderLookup, policy: ResponseVersion
     if (min > MAX_SUPPORTED) {
       throw badRequest(`The MinDataServiceVersion '${shown(minHeader!)}' asks for a version this service does not write: it writes versions 1.0 and 2.0.`);
     }
-    if (min > max || minResponseVersion > maxResponseVersion) {
-      throw badRequest(`The MaxDataServiceVersion '${maxHeader === undefined ? '' : shown(maxHeader)}' is below the MinDataServiceVersion '${shown(minHeader!)}': no answer can satisfy both.`);
+    // Only a MaxDataServiceVersion that was sent can be below it: absent, it is 2.0.
+    if (min > max) {
+      throw badRequest(`The MaxDataServiceVersion '${shown(maxHeader!)}' is below the MinDataServiceVersion '${shown(minHeader!)}': no answer can satisfy both.`);
+    }
+    if (minResponseVersion > maxResponseVersion) {
+      throw badRequest(`No version this service writes (1.0 or 2.0) lies between the MinDataServiceVersion '${shown(minHeader!)}' and the MaxDataServiceVersion '${shown(maxHeader!)}'.`);
     }
   }
   if (policy === 'highest') minResponseVersion = maxResponseVersion;

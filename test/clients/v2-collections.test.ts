@@ -108,6 +108,10 @@ describe('default (RESPONSE_VERSION=lowest)', () => {
       const message = jsonError(res);
       assert.match(message, /MaxDataServiceVersion '1\.0'/);
       assert.match(message, /MinDataServiceVersion '2\.0'/);
+      // 1.2 needs a 2.0 answer, which a client reading up to 1.5 cannot take.
+      const between = await get(live, seller, 'Products', { ...V2_ONLY, MinDataServiceVersion: '1.2', MaxDataServiceVersion: '1.5' });
+      assert.equal(between.status, 400);
+      assert.match(jsonError(between), /MinDataServiceVersion '1\.2' and the MaxDataServiceVersion '1\.5'/);
     });
 
     test('an invalid MinDataServiceVersion, or one above 2.0, is a 400 naming the header', async () => {
