@@ -55,7 +55,7 @@ async function generateAndCompile(): Promise<SellerApp> {
   await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: WORK }).catch((e: { stdout?: string }) => {
     throw new Error(`tsc refused the generated client or the seller's code:\n${e.stdout ?? String(e)}`);
   });
-  return require(path.join(WORK, 'build', 'seller-app.js')) as SellerApp;
+  return (require(path.join(WORK, 'build', 'seller-app.js')) as { sellerApp: SellerApp }).sellerApp;
 }
 
 before(async () => {

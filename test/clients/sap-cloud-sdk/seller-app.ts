@@ -2,8 +2,8 @@
  * A seller's integration as a user writes it against the typed client that SAP Cloud SDK's OData V2
  * generator makes from the service's $metadata. It is not part of the project's build: the test
  * copies it next to the client it generated (./catalogue) and compiles both with tsc under the
- * tsconfig.json beside this file, as a user would; then it calls these functions against the live
- * service and checks what they answer.
+ * tsconfig.json beside this file, as a user would; then it calls `sellerApp` against the live
+ * service and checks what it answers.
  *
  * Every function answers plain values (./seller-app-contract.ts: Int64 and Decimal as strings,
  * DateTime as milliseconds), read through the client's own typed entities, so that the test can
@@ -26,8 +26,7 @@ function destinationOf(c: Connection) {
   };
 }
 
-const api = catalogue();
-const { productsApi, productImagesApi } = api;
+const { productsApi, productImagesApi } = catalogue();
 
 function viewOf(p: Products): ProductView {
   return {
@@ -165,7 +164,7 @@ export async function statusOfReadByKey(c: Connection, id: string): Promise<numb
     );
 }
 
-/** The SDK wraps the HTTP error in causes; the innermost that carries a response has the status. */
+/** The SDK wraps the HTTP error in causes: the first that carries an HTTP response has the status. */
 function statusOf(error: unknown): number {
   for (let e: unknown = error; e; e = (e as { cause?: unknown }).cause) {
     const status = (e as { response?: { status?: unknown } }).response?.status;
@@ -174,6 +173,19 @@ function statusOf(error: unknown): number {
   throw error;
 }
 
-// The test loads this module as a SellerApp: say so where a mismatch is a compile error.
-const exported: SellerApp = { createProduct, createImage, productsWithImages, productsFiltered, productByKey, changeStock, concurrentStockChanges, reviseInventory, isListed, changesetOfWrites, batchedRead, deleteProduct, statusOfReadByKey };
-void exported;
+/** What the test calls (typed here, so that a function that strays from the contract fails to compile). */
+export const sellerApp: SellerApp = {
+  createProduct,
+  createImage,
+  productsWithImages,
+  productsFiltered,
+  productByKey,
+  changeStock,
+  concurrentStockChanges,
+  reviseInventory,
+  isListed,
+  changesetOfWrites,
+  batchedRead,
+  deleteProduct,
+  statusOfReadByKey,
+};
