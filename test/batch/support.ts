@@ -161,7 +161,7 @@ export function jsonOperation(method: string, target: string, contentId: number 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The connector's bytes (client-compatibility.md "$batch")
+// The connector's bytes (see README, $batch)
 
 export interface ConnectorOperation {
   readonly method: 'DELETE' | 'MERGE';
@@ -290,7 +290,7 @@ export async function createProductWithParts(live: LiveService, seller: Seller, 
 }
 
 /**
- * The connector's product deletion for `p` (client-compatibility.md): each specific deleted
+ * The connector's product deletion for `p`: each specific deleted
  * twice, the optional attributes, discount offers and images deleted, each variation's stock
  * zeroed twice, the variation specifics and pictures deleted, and the product last, while its
  * variations and catalog links still exist.
