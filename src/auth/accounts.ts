@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../clock';
 import type { Store } from '../store/store';
-import { hashCredential, isWellFormedSubscriptionToken, newSubscriptionToken } from './credentials';
+import { isWellFormedSubscriptionToken, newSubscriptionToken, subscriptionTokenHash } from './credentials';
 import { countAccountRows, insertAccount, insertSubscriptionToken, insertSubscriptionTokenForUser, revokeSubscriptionToken } from './directory';
 import { hashPassword } from './passwords';
 
@@ -79,7 +79,7 @@ export async function createAccount(store: Store, clock: Clock, input: NewAccoun
   const accountId = await store.writeDirectory(async (tx) => {
     const id = await insertAccount(tx, input.userName, passwordHash, now);
     if (id === undefined) throw new AccountExistsError(input.userName);
-    await insertSubscriptionToken(tx, hashCredential(subscriptionToken), id, now);
+    await insertSubscriptionToken(tx, subscriptionTokenHash(subscriptionToken), id, now);
     return id;
   });
   return { accountId, userName: input.userName, subscriptionToken };
@@ -94,19 +94,19 @@ export async function countAccounts(store: Store): Promise<number> {
 export async function createToken(store: Store, clock: Clock, userName: string): Promise<string> {
   const token = newSubscriptionToken();
   const now = clock.now();
-  const added = await store.writeDirectory((tx) => insertSubscriptionTokenForUser(tx, hashCredential(token), userName, now));
+  const added = await store.writeDirectory((tx) => insertSubscriptionTokenForUser(tx, subscriptionTokenHash(token), userName, now));
   if (!added) throw new UnknownAccountError(userName);
   return token;
 }
 
 /**
  * Revokes a token; true if it was live (false if unknown, malformed or already revoked).
- * Lenient about case and surrounding blanks (an operator may paste it from anywhere): tokens
- * are issued in lower case, so this can only ever match the one token meant.
+ * Lenient about surrounding blanks (an operator may paste it from anywhere); its case does not
+ * matter, as everywhere a token is compared.
  */
 export async function revokeToken(store: Store, clock: Clock, token: string): Promise<boolean> {
-  const normalized = typeof token === 'string' ? token.trim().toLowerCase() : token;
-  if (!isWellFormedSubscriptionToken(normalized)) return false;
+  const trimmed = typeof token === 'string' ? token.trim() : token;
+  if (!isWellFormedSubscriptionToken(trimmed)) return false;
   const now = clock.now();
-  return store.writeDirectory((tx) => revokeSubscriptionToken(tx, hashCredential(normalized), now));
+  return store.writeDirectory((tx) => revokeSubscriptionToken(tx, subscriptionTokenHash(trimmed), now));
 }

@@ -26,10 +26,21 @@ export function hashCredential(value: string): string {
 }
 
 /**
- * Shape checks, so that junk (empty, huge, non-ASCII, wrong alphabet) is refused without a
- * database round trip. Exact: a token in another case or with braces is not the token issued.
+ * The hash under which a subscription token is stored and looked up, for every path that meets a
+ * token (issuing, authenticating, revoking). A token is a GUID, and .NET clients compare GUIDs
+ * case-insensitively: a token sent in upper or mixed case is the same token. So the token is
+ * lower-cased before hashing; tokens are issued in lower case, so stored hashes are unchanged.
  */
-const SUBSCRIPTION_TOKEN_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export function subscriptionTokenHash(token: string): string {
+  return hashCredential(token.toLowerCase());
+}
+
+/**
+ * Shape checks, so that junk (empty, huge, non-ASCII, wrong alphabet) is refused without a
+ * database round trip. A token's hex digits may come in either case (see subscriptionTokenHash);
+ * braces, missing hyphens or blanks still make it another string than the token issued.
+ */
+const SUBSCRIPTION_TOKEN_SHAPE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const SESSION_VALUE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 /** Longest input even looked at; anything longer is refused before any regex work. */

@@ -11,7 +11,7 @@
 import type { Clock } from '../clock';
 import type { Store } from '../store/store';
 import { PASSWORD_MAX_LENGTH, userNameProblem } from './accounts';
-import { hashCredential, isWellFormedSessionValue, isWellFormedSubscriptionToken, newSessionValue } from './credentials';
+import { hashCredential, isWellFormedSessionValue, isWellFormedSubscriptionToken, newSessionValue, subscriptionTokenHash } from './credentials';
 import {
   deleteExpiredSessions,
   deleteSession,
@@ -147,7 +147,7 @@ export class SessionService {
     const session = await findLiveSessionWithToken(
       this.store.directory,
       sessionHash,
-      hashCredential(subscriptionToken),
+      subscriptionTokenHash(subscriptionToken),
       now,
       now - this.options.idleTimeoutMs,
     );

@@ -23,8 +23,17 @@ export const methodNotAllowed = (method: string, allow: readonly string[]) =>
   new ODataError(405, `The HTTP method '${method}' is not allowed on this resource. Allowed: ${allow.join(', ')}.`, '', {
     Allow: allow.join(', '),
   });
+/**
+ * The challenge every 401 of the OData service carries (RFC 7235 requires one; some HTTP clients
+ * fail on a 401 without it). The scheme is named after the header that carries the credential,
+ * `SubscriptionToken`: it is not Bearer or Basic, which would invite clients (and browsers) to
+ * send an Authorization header the service does not read. The session cookie from the login is
+ * needed as well; the error message says so.
+ */
+export const SUBSCRIPTION_TOKEN_CHALLENGE = 'SubscriptionToken realm="publicapi"';
+
 export const unauthorized = (message = 'Authentication required: send a valid SubscriptionToken header and .ASPXAUTH cookie of one account.') =>
-  new ODataError(401, message);
+  new ODataError(401, message, '', { 'WWW-Authenticate': SUBSCRIPTION_TOKEN_CHALLENGE });
 
 export type ErrorFormat = 'json' | 'xml';
 

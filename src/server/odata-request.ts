@@ -8,6 +8,7 @@ import type { QueryOptions } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
 import type { App } from './app';
 import type { Responder } from './responder';
+import { charsetOf } from '../odata/batch/media-type';
 
 export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePath, { kind: K }>;
 
@@ -30,4 +31,9 @@ export interface ODataRequest {
 /** The media type of the request body, lower-case and without parameters ('' when absent). */
 export function bodyMediaTypeOf(r: ODataRequest): string {
   return (r.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** The charset parameter of the request body's Content-Type, as sent; undefined without one. */
+export function bodyCharsetOf(r: ODataRequest): string | undefined {
+  return charsetOf(r.header('content-type'));
 }

@@ -18,7 +18,7 @@ import { allowOnly } from '../odata/uri/query-options';
 import { readJsonEntity, readJsonLink } from '../odata/json/reader';
 import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { SqlExecutor } from '../store/store';
-import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
+import { bodyCharsetOf, bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
 import { idempotencyKeyOf, once, requestHash } from './idempotency';
@@ -328,7 +328,7 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
 function readEntityBody(r: ODataRequest, type: EntityTypeDef, body: Buffer): EntityPayload {
   const contentType = bodyMediaTypeOf(r);
   if (contentType === 'application/json') return readJsonEntity(type, body);
-  if (contentType === 'application/atom+xml' || contentType === 'application/xml' || contentType === 'text/xml') return readAtomEntry(type, body);
+  if (contentType === 'application/atom+xml' || contentType === 'application/xml' || contentType === 'text/xml') return readAtomEntry(type, body, bodyCharsetOf(r));
   if (contentType === '') throw badRequest('The request body needs a Content-Type: application/json or application/atom+xml.');
   throw new ODataError(415, `The Content-Type '${contentType}' is not supported for entities: use application/json or application/atom+xml.`);
 }
@@ -336,7 +336,7 @@ function readEntityBody(r: ODataRequest, type: EntityTypeDef, body: Buffer): Ent
 function readLinkBody(r: ODataRequest, body: Buffer): string {
   const contentType = bodyMediaTypeOf(r);
   if (contentType === 'application/json') return readJsonLink(body);
-  if (contentType === 'application/xml' || contentType === 'text/xml' || contentType === 'application/atom+xml') return readXmlLink(body);
+  if (contentType === 'application/xml' || contentType === 'text/xml' || contentType === 'application/atom+xml') return readXmlLink(body, bodyCharsetOf(r));
   if (contentType === '') throw badRequest('The link body needs a Content-Type: application/json or application/xml.');
   throw new ODataError(415, `The Content-Type '${contentType}' is not supported for links: use application/json or application/xml.`);
 }

@@ -6,6 +6,7 @@ import {
   isWellFormedSubscriptionToken,
   newSessionValue,
   newSubscriptionToken,
+  subscriptionTokenHash,
 } from '../../src/auth/credentials';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -41,11 +42,22 @@ test('hashCredential is SHA-256 in lower-case hex', () => {
   assert.notEqual(hashCredential(token), hashCredential(token.toUpperCase()));
 });
 
-test('shape checks accept issued values and refuse near misses', () => {
+test('a subscription token is hashed in one case: upper- and mixed-case forms are the same token, as .NET compares GUIDs', () => {
+  const token = newSubscriptionToken();
+  const mixed = [...token].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('');
+  assert.equal(subscriptionTokenHash(token), hashCredential(token), 'issued tokens keep the hash they always had');
+  assert.equal(subscriptionTokenHash(token.toUpperCase()), subscriptionTokenHash(token));
+  assert.equal(subscriptionTokenHash(mixed), subscriptionTokenHash(token));
+  assert.notEqual(subscriptionTokenHash(newSubscriptionToken()), subscriptionTokenHash(token));
+});
+
+test('shape checks accept issued values in any case and refuse near misses', () => {
   const token = '0123abcd-4567-89ef-0123-456789abcdef';
   assert.equal(isWellFormedSubscriptionToken(token), true);
+  assert.equal(isWellFormedSubscriptionToken(token.toUpperCase()), true);
+  assert.equal(isWellFormedSubscriptionToken('0123ABCD-4567-89eF-0123-456789abcdef'), true);
   assert.equal(isWellFormedSubscriptionToken(newSubscriptionToken()), true);
-  for (const bad of ['', token.toUpperCase(), `{${token}}`, token.replace(/-/g, ''), token + '0', token.slice(1), ` ${token}`, 'x'.repeat(10_000)]) {
+  for (const bad of ['', `{${token}}`, `{${token.toUpperCase()}}`, token.replace('a', 'g'), token.toUpperCase().replace('A', 'G'), token.replace(/-/g, ''), token + '0', token.slice(1), ` ${token}`, 'x'.repeat(10_000)]) {
     assert.equal(isWellFormedSubscriptionToken(bad), false, bad.slice(0, 50));
   }
   assert.equal(isWellFormedSubscriptionToken(undefined), false);

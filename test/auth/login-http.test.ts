@@ -1,11 +1,13 @@
 /**
  * The ASP.NET-style login service over real HTTP: cookie attributes, success and failure,
- * logout, expiry on a manual clock, throttling, refused mutations, and logs free of secrets.
+ * logout, expiry on a manual clock, throttling, refused mutations, logs free of secrets, the
+ * SubscriptionToken compared in any case, and the WWW-Authenticate challenge of every 401.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock';
-import { createAccount } from '../../src/auth/accounts';
+import { createAccount, revokeToken } from '../../src/auth/accounts';
+import { newSessionValue, newSubscriptionToken } from '../../src/auth/credentials';
 import { request, type HttpResponse } from '../support/http-client';
 import { mulberry32 } from '../support/random';
 import { asSeller, login, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
@@ -151,40 +153,45 @@ describe('session expiry (manual clock)', () => {
 });
 
 describe('mutated credentials', () => {
-  /** Deterministic mutations of a credential: flips, replacements, truncation, growth, case. */
-  function mutations(value: string, count: number): string[] {
+  /**
+   * Deterministic mutations of a credential: flips, replacements, truncation, growth, case.
+   * `same` tells a mutation that is still the credential (a token in another case).
+   */
+  function mutations(value: string, count: number, same: (m: string) => boolean = (m) => m === value): string[] {
     const out = new Set<string>();
+    const add = (m: string) => {
+      if (!same(m)) out.add(m);
+    };
     const alphabet = 'abcdef0123456789ABCDEF-_x';
     const random = mulberry32(7);
     const rand = (n: number) => Math.floor(random() * n);
-    out.add('');
-    out.add(value.toUpperCase());
-    out.add(value + 'a');
-    out.add(value.slice(1));
-    while (out.size < count + 1) {
+    add('');
+    add(value.toUpperCase());
+    add(value + 'a');
+    add(value.slice(1));
+    while (out.size < count) {
       const i = rand(value.length);
       switch (rand(4)) {
         case 0:
-          out.add(value.slice(0, i) + alphabet[rand(alphabet.length)] + value.slice(i + 1));
+          add(value.slice(0, i) + alphabet[rand(alphabet.length)] + value.slice(i + 1));
           break;
         case 1:
-          out.add(value.slice(0, i));
+          add(value.slice(0, i));
           break;
         case 2:
-          out.add(value.slice(0, i) + alphabet[rand(alphabet.length)] + value.slice(i));
+          add(value.slice(0, i) + alphabet[rand(alphabet.length)] + value.slice(i));
           break;
         default:
-          out.add(value.slice(0, i) + value.slice(i + 1));
+          add(value.slice(0, i) + value.slice(i + 1));
       }
     }
-    out.delete(value);
     return [...out].slice(0, count);
   }
 
   test('1,000 mutated tokens and 1,000 mutated cookies are all refused', async () => {
     // A fresh login: earlier tests moved the shared clock past the first seller's session.
     const seller = await newSeller(live);
-    const badTokens = mutations(seller.token, 1000);
+    const badTokens = mutations(seller.token, 1000, (m) => m.toLowerCase() === seller.token);
     const badCookies = mutations(seller.cookie, 1000);
     assert.equal(badTokens.length, 1000);
     assert.equal(badCookies.length, 1000);
@@ -239,5 +246,92 @@ describe('logging', () => {
     assert.ok(!everything.includes(seller.token), 'a token was logged');
     assert.ok(!everything.includes(seller.cookie), 'a cookie was logged');
     assert.ok(!everything.includes(seller.password), 'a password was logged');
+  });
+});
+
+describe('the SubscriptionToken in any case', () => {
+  /** The token with every other hex letter upper-cased. */
+  const mixedCase = (token: string) => [...token].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('');
+
+  test('login, then requests with the token upper-cased or in mixed case, as a .NET client may send a GUID', async () => {
+    const s = await newSeller(live, 'upper');
+    // The .NET client's login carries the token too.
+    const res = await postLogin({ userName: s.userName, password: s.password, createPersistentCookie: false }, { SubscriptionToken: s.token.toUpperCase(), Accept: 'application/json' });
+    assert.equal(res.body, '{"d":true}');
+    const cookie = /^\.ASPXAUTH=([^;]+);/.exec(res.headers['set-cookie']![0]!)![1]!;
+    for (const token of [s.token.toUpperCase(), mixedCase(s.token)]) {
+      const auth = { SubscriptionToken: token, Cookie: `.ASPXAUTH=${cookie}` };
+      assert.equal((await serviceDocument(auth)).status, 200, token);
+      const atom = await request(live.root + '/Catalogs', { headers: auth });
+      assert.equal(atom.status, 200);
+      assert.match(atom.body, /<feed /);
+      const created = await request(live.root + '/Catalogs', { method: 'POST', headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify({ Name: `Katalog ${token}` }) });
+      assert.equal(created.status, 201, created.body);
+      const id = (JSON.parse(created.body) as { d: { Id: string } }).d.Id;
+      // The same account as the issued (lower-case) token.
+      const back = await asSeller({ ...s, auth: { SubscriptionToken: s.token, Cookie: `.ASPXAUTH=${cookie}` } }, `${live.root}/Catalogs(${id}L)`, { headers: { Accept: 'application/json' } });
+      assert.equal(back.status, 200);
+      assert.equal((JSON.parse(back.body) as { d: { Name: string } }).d.Name, `Katalog ${token}`);
+    }
+  });
+
+  test('a token revoked in upper case is revoked in every case', async () => {
+    const s = await newSeller(live, 'revoked');
+    const { app } = live.service;
+    assert.equal(await revokeToken(app.store, app.clock, s.token.toUpperCase()), true);
+    for (const token of [s.token, s.token.toUpperCase(), mixedCase(s.token)]) {
+      assert.equal((await serviceDocument({ SubscriptionToken: token, Cookie: `.ASPXAUTH=${s.cookie}` })).status, 401, token);
+    }
+  });
+});
+
+describe('every 401 names the scheme in WWW-Authenticate', () => {
+  const CHALLENGE = 'SubscriptionToken realm="publicapi"';
+  const FORMATS: { name: string; headers: Record<string, string>; contentType: RegExp; body: RegExp }[] = [
+    { name: 'Atom', headers: {}, contentType: /^application\/xml;charset=utf-8$/, body: /^<\?xml [^>]*\?><error xmlns="http:\/\/schemas\.microsoft\.com\/ado\/2007\/08\/dataservices\/metadata">/ },
+    { name: 'JSON', headers: { Accept: 'application/json' }, contentType: /^application\/json;charset=utf-8$/, body: /^\{"error":\{"code":"","message":\{"lang":"en-US","value":"[^"]*SubscriptionToken/ },
+  ];
+
+  /** The service document, a feed, $metadata and a $batch with the given credentials, in both formats. */
+  async function assertChallenged(what: string, auth: Record<string, string>): Promise<void> {
+    for (const format of FORMATS) {
+      const headers = { ...auth, ...format.headers };
+      const answers = [
+        await request(live.root + '/', { headers }),
+        await request(live.root + '/Products?$top=1', { headers }),
+        await request(live.root + '/$metadata', { headers }),
+        await request(live.root + '/$batch', { method: 'POST', headers: { ...headers, 'Content-Type': 'multipart/mixed; boundary=b' }, body: '--b--\r\n' }),
+      ];
+      for (const res of answers) {
+        const label = `${what}, ${format.name}`;
+        assert.equal(res.status, 401, label);
+        assert.equal(res.headers['www-authenticate'], CHALLENGE, label);
+        assert.match(String(res.headers['content-type']), format.contentType, label);
+        assert.match(res.body, format.body, label);
+        assert.equal(res.headers.location, undefined, 'never a redirect');
+      }
+    }
+  }
+
+  test('missing, wrong, foreign or malformed credentials, unknown, logged-out and expired sessions', async () => {
+    const s = await newSeller(live, 'challenged');
+    const other = await newSeller(live, 'other');
+    const cookie = `.ASPXAUTH=${s.cookie}`;
+    await assertChallenged('no credentials', {});
+    await assertChallenged('no SubscriptionToken', { Cookie: cookie });
+    await assertChallenged('no session cookie', { SubscriptionToken: s.token });
+    await assertChallenged('an empty SubscriptionToken', { SubscriptionToken: '', Cookie: cookie });
+    await assertChallenged('a token never issued', { SubscriptionToken: newSubscriptionToken(), Cookie: cookie });
+    await assertChallenged('a malformed token', { SubscriptionToken: `{${s.token}}`, Cookie: cookie });
+    await assertChallenged("another account's token", { SubscriptionToken: other.token, Cookie: cookie });
+    await assertChallenged('an unknown session', { SubscriptionToken: s.token, Cookie: `.ASPXAUTH=${newSessionValue()}` });
+
+    const out = await newSeller(live, 'logged-out');
+    await request(live.origin + AXD + '/Logout', { method: 'POST', headers: { Cookie: `.ASPXAUTH=${out.cookie}` }, body: '{}' });
+    await assertChallenged('a logged-out session', out.auth);
+
+    assert.equal((await serviceDocument(s.auth)).status, 200, 'the real pair works');
+    clock.advance(21 * 60_000);
+    await assertChallenged('an expired session', s.auth);
   });
 });

@@ -118,7 +118,8 @@ describe('login, authenticate, logout', () => {
     const pick = (n: number) => Math.floor(random() * n);
     const hex = '0123456789abcdef';
     const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    const mutate = (value: string, alphabet: string): string => {
+    /** A mutation that is still the same credential: only the token's case may change. */
+    const mutate = (value: string, alphabet: string, same: (m: string) => boolean): string => {
       for (;;) {
         const i = pick(value.length);
         const c = value[i]!;
@@ -161,14 +162,14 @@ describe('login, authenticate, logout', () => {
             m = value.repeat(10 + pick(100));
             break;
         }
-        if (m !== value) return m;
+        if (!same(m)) return m;
       }
     };
 
     let tried = 0;
     for (let i = 0; i < 1000; i++) {
-      const badToken = mutate(token, hex);
-      const badCookie = mutate(cookie, b64);
+      const badToken = mutate(token, hex, (m) => m.toLowerCase() === token);
+      const badCookie = mutate(cookie, b64, (m) => m === cookie);
       assert.equal(await sessions.authenticate(badToken, cookie), undefined, `token accepted: ${JSON.stringify(badToken)}`);
       assert.equal(await sessions.authenticate(token, badCookie), undefined, `cookie accepted: ${JSON.stringify(badCookie)}`);
       assert.equal(await sessions.isLoggedIn(badCookie), false, `isLoggedIn accepted: ${JSON.stringify(badCookie)}`);
@@ -176,6 +177,7 @@ describe('login, authenticate, logout', () => {
     }
     assert.equal(tried, 1000);
     assert.equal(await sessions.authenticate(token, cookie), alice.accountId, 'the originals still work');
+    assert.equal(await sessions.authenticate(token.toUpperCase(), cookie), alice.accountId, 'the token in upper case is the same token');
   });
 });
 
@@ -187,7 +189,7 @@ describe('malformed credentials never reach the database', () => {
       const sessions = new SessionService(counted.store, clock);
       const token = newSubscriptionToken();
       const cookie = newSessionValue();
-      const junk = ['', 'x'.repeat(201), 'y'.repeat(1_000_000), 'é'.repeat(43), token.toUpperCase(), `{${token}}`, cookie + '=', '\u0000'];
+      const junk = ['', 'x'.repeat(201), 'y'.repeat(1_000_000), 'é'.repeat(43), `{${token.toUpperCase()}}`, `{${token}}`, cookie + '=', '\u0000'];
       for (const j of junk) {
         assert.equal(await sessions.authenticate(j, cookie), undefined);
         assert.equal(await sessions.authenticate(token, j), undefined);

@@ -1,12 +1,13 @@
 /**
  * What the live $batch tests share: sending a batch over real HTTP, reading the answer by the
- * connector's rules (boundary by the regex `boundary=(.*)`, split on `--<boundary>`, no MIME
- * library), building request bodies in the connector's exact layout, and creating a product with
+ * connector's rules (../support/connector-batch-reader.ts: boundary by the regex `boundary=(.*)`,
+ * split on the delimiters, every non-empty piece a part, no MIME library), building request bodies in the connector's exact layout, and creating a product with
  * all its parts through the real API.
  */
 import assert from 'node:assert/strict';
 import { asSeller, type LiveService, type Seller, SERVICE_PATH } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
+import { readLikeTheConnector } from '../support/connector-batch-reader';
 
 export { SERVICE_PATH };
 
@@ -36,18 +37,13 @@ export interface PartAnswer {
 
 export type TopAnswer = { readonly kind: 'response'; readonly response: PartAnswer } | { readonly kind: 'changeset'; readonly responses: readonly PartAnswer[] };
 
-/** The pieces between the delimiters of `body`, split the connector's way. */
-function splitOnBoundary(contentType: string, body: string): string[] {
-  const match = /boundary=(.*)/.exec(contentType);
-  assert.ok(match, `boundary= in '${contentType}'`);
-  const pieces = body.split(`--${match[1]}`);
-  assert.equal(pieces[0], '', 'nothing before the first delimiter');
-  assert.equal(pieces.at(-1), '--\r\n', 'the close delimiter ends the body');
-  // Each piece: CRLF after the delimiter, the part, the CRLF that belongs to the next delimiter.
-  return pieces.slice(1, -1).map((piece) => {
-    assert.ok(piece.startsWith('\r\n') && piece.endsWith('\r\n'), `a part framed by CRLFs: ${JSON.stringify(piece.slice(0, 80))}`);
-    return piece.slice(2, -2);
-  });
+/**
+ * A part's content without the line break that belongs to the next delimiter: an application/http
+ * part ends with its body and that CRLF, whatever the body (a bodiless 204 included).
+ */
+function beforeNextDelimiter(content: string): string {
+  assert.ok(content.endsWith('\r\n'), `a part ends with the CRLF before the next delimiter: ${JSON.stringify(content.slice(-80))}`);
+  return content.slice(0, -2);
 }
 
 function headerBlock(text: string): { headers: Map<string, string>; rest: string } {
@@ -81,15 +77,14 @@ export function readBatchAnswer(res: HttpResponse): TopAnswer[] {
   const contentType = String(res.headers['content-type']);
   assert.match(contentType, /^multipart\/mixed; boundary=batchresponse_[0-9a-f-]+$/, 'boundary= is the last parameter');
   assert.equal(res.headers['dataserviceversion'], '1.0;');
-  return splitOnBoundary(contentType, res.body).map((part) => {
-    const { headers, rest } = headerBlock(part);
-    const type = headers.get('content-type') ?? '';
-    if (!type.startsWith('multipart/mixed')) return { kind: 'response', response: httpAnswer(headers, rest) };
+  return readLikeTheConnector(contentType, res.body).map((part): TopAnswer => {
+    const { headers, rest } = headerBlock(part.piece);
+    if (part.operations === undefined) return { kind: 'response', response: httpAnswer(headers, beforeNextDelimiter(rest)) };
     return {
       kind: 'changeset',
-      responses: splitOnBoundary(type, rest).map((operation) => {
+      responses: part.operations.map((operation) => {
         const inner = headerBlock(operation);
-        return httpAnswer(inner.headers, inner.rest);
+        return httpAnswer(inner.headers, beforeNextDelimiter(inner.rest));
       }),
     };
   });
@@ -166,7 +161,7 @@ export function jsonOperation(method: string, target: string, contentId: number 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The connector's bytes (client-compatibility.md "$batch")
+// The connector's bytes (see README, $batch)
 
 export interface ConnectorOperation {
   readonly method: 'DELETE' | 'MERGE';
@@ -295,7 +290,7 @@ export async function createProductWithParts(live: LiveService, seller: Seller, 
 }
 
 /**
- * The connector's product deletion for `p` (client-compatibility.md): each specific deleted
+ * The connector's product deletion for `p`: each specific deleted
  * twice, the optional attributes, discount offers and images deleted, each variation's stock
  * zeroed twice, the variation specifics and pictures deleted, and the product last, while its
  * variations and catalog links still exist.

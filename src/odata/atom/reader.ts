@@ -1,5 +1,5 @@
 /**
- * Atom and plain-XML request bodies (odata-v2-reference.md §2.7): an entry to create or update an
+ * Atom and plain-XML request bodies (OData v2, Atom format): an entry to create or update an
  * entity, and the `<uri>` document of $links requests.
  *
  * Parsed with saxes, namespace-aware and order-agnostic: clients differ in element order
@@ -19,6 +19,7 @@ import { model } from '../../model/catalogue-model';
 import { fromXmlText, ValueError, type EdmValue } from '../edm';
 import type { EntityPayload } from '../entity';
 import { badRequest, ODataError } from '../errors';
+import { xmlBodyText } from '../xml-body-text';
 
 const ATOM_NS = 'http://www.w3.org/2005/Atom';
 const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
@@ -34,15 +35,9 @@ const DOCTYPE = /<!DOCTYPE/i;
 // ---------------------------------------------------------------------------------------------
 // Shared parsing frame
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function decode(body: Buffer): string {
-  let text: string;
-  try {
-    text = utf8.decode(body); // a leading BOM is dropped
-  } catch {
-    throw badRequest('The request body is not valid UTF-8.');
-  }
+/** The body as text, in the encoding the request names (`charset`: the Content-Type's). */
+function decode(body: Buffer, charset: string | undefined): string {
+  const text = xmlBodyText(body, charset);
   if (text.trim() === '') throw badRequest('The request body is empty.');
   if (DOCTYPE.test(text)) throw doctypeError();
   return text;
@@ -156,11 +151,12 @@ const deepInsert = () => badRequest('Deep insert is not supported: link existing
 
 /**
  * Reads an Atom entry sent to create or update an entity of `type`: its properties (typed from
- * the model) and its navigation bindings. Throws ODataError 400 for anything malformed.
+ * the model) and its navigation bindings. `charset` is the Content-Type's charset parameter.
+ * Throws ODataError 400 for anything malformed (415 for an encoding the service does not know).
  */
-export function readAtomEntry(type: EntityTypeDef, body: Buffer): EntityPayload {
+export function readAtomEntry(type: EntityTypeDef, body: Buffer, charset?: string): EntityPayload {
   try {
-    return readEntry(type, decode(body));
+    return readEntry(type, decode(body, charset));
   } catch (e) {
     if (e instanceof ODataError) throw e;
     throw badRequest('The request body is not a valid Atom entry.');
@@ -315,11 +311,11 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
  * Reads the body of `POST/PUT …/$links/Nav`: `<uri xmlns="…/dataservices">uri</uri>`, answering the
  * trimmed URI. Throws ODataError 400 for anything else.
  */
-export function readXmlLink(body: Buffer): string {
+export function readXmlLink(body: Buffer, charset?: string): string {
   try {
     let uri: string | undefined;
     let text = '';
-    parse(decode(body), {
+    parse(decode(body, charset), {
       open(tag, depth) {
         if (depth > 1) throw badRequest('The uri element must hold only text.');
         if (tag.uri !== D_NS || tag.local !== 'uri') {

@@ -1,6 +1,6 @@
 /**
  * Content-Type values of the batch request and of its parts: the media type and its boundary
- * parameter (RFC 7231 3.1.1.1, RFC 2046 5.1.1).
+ * parameter (RFC 7231 3.1.1.1, RFC 2046 5.1.1); and the charset parameter of any request body.
  */
 import { badRequest } from '../errors';
 import { echo } from './echo';
@@ -48,13 +48,28 @@ function nameIs(value: string, start: number, end: number, lowerName: string): b
  * of parameters, and a slice, a lower-casing and a regex per parameter made that slow.
  */
 export function parseContentType(value: string): ContentType | undefined {
+  const parsed = scanMediaType(value, 'boundary');
+  if (!parsed) return undefined;
+  return parsed.parameter === undefined ? { type: parsed.type } : { type: parsed.type, boundary: parsed.parameter };
+}
+
+/**
+ * The charset parameter of a Content-Type value (unquoted, as sent); undefined when there is none
+ * or when the value is not a well-formed media type (its type is judged elsewhere).
+ */
+export function charsetOf(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : scanMediaType(value, 'charset')?.parameter;
+}
+
+/** The lower-case type and the first parameter named `lowerName` (any case), unquoted. */
+function scanMediaType(value: string, lowerName: string): { type: string; parameter?: string } | undefined {
   const length = value.length;
   let semicolon = value.indexOf(';');
   if (semicolon === -1) semicolon = length;
   const type = value.slice(0, semicolon).trim().toLowerCase();
   if (!TYPE.test(type)) return undefined;
 
-  let boundary: string | undefined;
+  let parameter: string | undefined;
   let pos = semicolon;
   while (pos < length) {
     // Separators and blanks before the next parameter, in one tight loop: empty parameters
@@ -67,7 +82,7 @@ export function parseContentType(value: string): ContentType | undefined {
     const nameEnd = pos;
     pos = skipBlanks(value, pos);
     if (nameEnd === nameStart || value.charCodeAt(pos) !== EQUALS) return undefined;
-    const wanted = boundary === undefined && nameIs(value, nameStart, nameEnd, 'boundary');
+    const wanted = parameter === undefined && nameIs(value, nameStart, nameEnd, lowerName);
     pos = skipBlanks(value, pos + 1);
     let paramValue = '';
     if (value.charCodeAt(pos) === QUOTE) {
@@ -98,9 +113,9 @@ export function parseContentType(value: string): ContentType | undefined {
       while (pos < length && value.charCodeAt(pos) !== SEMICOLON) pos++;
       if (wanted) paramValue = value.slice(valueStart, pos).trim();
     }
-    if (wanted) boundary = paramValue;
+    if (wanted) parameter = paramValue;
   }
-  return boundary === undefined ? { type } : { type, boundary };
+  return parameter === undefined ? { type } : { type, parameter };
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The multipart/mixed body of a $batch response (odata-v2-reference.md §5.7): one top-level part
+ * The multipart/mixed body of a $batch response (OData v2 batch processing): one top-level part
  * per request part, a changeset answered by a nested multipart/mixed part holding one
  * application/http response per operation. A failed changeset is answered by the caller with a
  * single `response` part instead; the writer needs no special case for it.
@@ -65,18 +65,21 @@ export function writeBatchResponse(parts: readonly BatchResponsePart[], options:
       for (const response of part.responses) {
         text(`--${changesetBoundary}${CRLF}`);
         writeHttpPart(response, chunks);
-        text(CRLF);
       }
+      // The next batch delimiter follows at once, as WCF Data Services writes it: no empty line.
+      // The shop connector takes an empty line here for one more operation of the changeset.
       text(`--${changesetBoundary}--${CRLF}`);
     }
-    // The line break before the next delimiter belongs to that delimiter, not to the part.
-    text(CRLF);
   }
   text(`--${boundary}--${CRLF}`);
   return { contentType: `multipart/mixed; boundary=${boundary}`, body: Buffer.concat(chunks) };
 }
 
-/** One application/http part: MIME headers, status line, headers, empty line, body. */
+/**
+ * One application/http part: MIME headers, status line, headers, empty line, body, and the line
+ * break before the next delimiter. A bodiless status (204) has neither Content-Type nor
+ * Content-Length: its empty line is followed by that line break alone.
+ */
 function writeHttpPart(response: InnerResponse, chunks: Buffer[]): void {
   const { status } = response;
   if (!Number.isInteger(status) || status < 100 || status > 599) throw new Error(`Batch response status ${status} is not an HTTP status.`);
@@ -94,7 +97,8 @@ function writeHttpPart(response: InnerResponse, chunks: Buffer[]): void {
   }
   if (!BODILESS(status)) head += header('Content-Length', String(body.length));
   head += CRLF;
-  chunks.push(Buffer.from(head, 'latin1'), body);
+  // The CRLF after the body is the line break that belongs to the next delimiter (RFC 2046).
+  chunks.push(Buffer.from(head, 'latin1'), body, Buffer.from(CRLF, 'latin1'));
 }
 
 function header(name: string, value: string): string {

@@ -1,8 +1,8 @@
 /**
  * Batch request bodies shared by the batch tests: the connector's product deletion exactly as
- * client-compatibility.md "$batch" describes its bytes, and small helpers to build others.
+ * the connector sends its bytes, and small helpers to build others.
  */
-import assert from 'node:assert/strict';
+import { connectorBoundary, connectorPieces } from '../../support/connector-batch-reader';
 
 export const SERVICE_PATH = '/publicapi/v1/api.svc';
 export const CONNECTOR_ORIGIN = 'https://shop.example.com';
@@ -118,16 +118,7 @@ export function batch(parts: readonly string[]): { contentType: string; body: Bu
   return { contentType: 'multipart/mixed; boundary=batch_b', body: Buffer.from(multipart('batch_b', parts), 'utf8') };
 }
 
-/**
- * The connector's reading: the boundary is everything after `boundary=` in the Content-Type, the
- * body is split on `--<boundary>`, the piece before the first delimiter and the `--` tail after
- * the last are dropped.
- */
+/** The parts the connector finds in a written answer (../../support/connector-batch-reader.ts). */
 export function splitLikeTheConnector(contentType: string, body: Buffer): string[] {
-  const match = /boundary=(.*)/.exec(contentType);
-  assert.ok(match, 'boundary= in the Content-Type');
-  const pieces = body.toString('utf8').split(`--${match[1]}`);
-  assert.equal(pieces[0], '', 'nothing before the first delimiter');
-  assert.equal(pieces.at(-1), '--\r\n', 'the close delimiter ends the body');
-  return pieces.slice(1, -1);
+  return connectorPieces(connectorBoundary(contentType), body.toString('utf8'));
 }

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { type InnerResponse, writeBatchResponse } from '../../../src/odata/batch';
 import { ODataError } from '../../../src/odata/errors';
 import { splitLikeTheConnector } from './fixtures';
+import { readLikeTheConnector } from '../../support/connector-batch-reader';
 
 /** Boundary ids 1, 2, 3, … so the output can be compared byte for byte. */
 function counter(): () => string {
@@ -67,7 +68,6 @@ test('the exact bytes: a query answer, a changeset answer and a failed changeset
       '',
       '',
       '--changesetresponse_id2--',
-      '',
       '--batchresponse_id1',
       'Content-Type: application/http',
       'Content-Transfer-Encoding: binary',
@@ -88,7 +88,7 @@ test('an empty batch is answered by the close delimiter alone; an empty changese
   const emptyChangeset = writeBatchResponse([{ kind: 'changeset', responses: [] }], { newBoundaryId: counter() });
   assert.equal(
     emptyChangeset.body.toString(),
-    '--batchresponse_id1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_id2\r\n\r\n--changesetresponse_id2--\r\n\r\n--batchresponse_id1--\r\n',
+    '--batchresponse_id1\r\nContent-Type: multipart/mixed; boundary=changesetresponse_id2\r\n\r\n--changesetresponse_id2--\r\n--batchresponse_id1--\r\n',
   );
 });
 
@@ -106,7 +106,7 @@ test('boundaries are batchresponse_/changesetresponse_ + a fresh UUID, and bound
   assert.ok(first.body.toString().endsWith(`--${taken}--\r\n`));
 });
 
-test('the connector reads one part per request part, for any mix of answers', () => {
+test('the connector reads one part per request part and one per operation, for any mix of answers', () => {
   const answer: InnerResponse = { status: 200, headers: [], body: '--batchresponse_ is just text here' };
   for (let count = 0; count <= 5; count++) {
     const parts = Array.from({ length: count }, (_, i) =>
@@ -114,6 +114,8 @@ test('the connector reads one part per request part, for any mix of answers', ()
     );
     const written = writeBatchResponse(parts);
     assert.equal(splitLikeTheConnector(written.contentType, written.body).length, count);
+    const read = readLikeTheConnector(written.contentType, written.body.toString('utf8'));
+    assert.deepEqual(read.map((part) => part.operations?.length), parts.map((part) => (part.kind === 'changeset' ? 2 : undefined)), 'one piece per operation');
   }
 });
 
