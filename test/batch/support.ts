@@ -166,7 +166,7 @@ export function jsonOperation(method: string, target: string, contentId: number 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The connector's bytes (client-compatibility.md "$batch")
+// The connector's bytes (docs/protocol.md, "$batch")
 
 export interface ConnectorOperation {
   readonly method: 'DELETE' | 'MERGE';
@@ -295,7 +295,7 @@ export async function createProductWithParts(live: LiveService, seller: Seller, 
 }
 
 /**
- * The connector's product deletion for `p` (client-compatibility.md): each specific deleted
+ * The connector's product deletion for `p` (docs/protocol.md, "$batch"): each specific deleted
  * twice, the optional attributes, discount offers and images deleted, each variation's stock
  * zeroed twice, the variation specifics and pictures deleted, and the product last, while its
  * variations and catalog links still exist.

@@ -1083,7 +1083,7 @@ describe('an entity sent back as it was read (datajs read-modify-write)', () => 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Loosely typed JSON (client-compatibility.md)
+// Loosely typed JSON, as real clients send it (docs/protocol.md, "Formats")
 
 describe('loosely typed JSON values', () => {
   const raw = (method: string, path: string, body: string) =>

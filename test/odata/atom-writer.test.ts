@@ -1,7 +1,7 @@
 /**
  * Unit tests of the Atom / application/xml writers (src/odata/atom/writer.ts): every document is
  * parsed with jsdom and checked element by element against the wire-format table of the interface
- * specification and odata-v2-reference.md §2.2–2.6, and read back with datajs's Atom handler the
+ * specification and OData's Atom format, and read back with datajs's Atom handler the
  * way a browser client reads it.
  */
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 /**
  * Unit tests of the JSON verbose request readers (src/odata/json/reader.ts): the loosely typed
- * bodies the real connector sends (client-compatibility.md), bindings in all three forms, the d
+ * bodies the real connector sends (docs/protocol.md, "Formats"), bindings in all three forms, the d
  * wrapper, and every rejection as an ODataError 400 that names what is wrong.
  */
 import { test } from 'node:test';

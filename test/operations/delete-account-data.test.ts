@@ -19,7 +19,7 @@ const CATALOG_SETS = ['Catalogs'];
 const ORDER_SETS = ['SalesOrders', 'SalesOrderItems', 'Buyers', 'Addresses'];
 const LISTING_SETS = ['Listings', 'ListingItems'];
 
-/** type -> the entity sets it empties (operations-and-protocol.md: 2 Products, 4 Catalogs, 8 SalesOrders and Buyers, 0 everything). */
+/** type -> the entity sets it empties (2 Products, 4 Catalogs, 8 SalesOrders and Buyers, 0 everything). */
 const TABLE: readonly (readonly [number, readonly string[]])[] = [
   [0, [...PRODUCT_SETS, ...CATALOG_SETS, ...ORDER_SETS, ...LISTING_SETS]],
   [2, PRODUCT_SETS],

@@ -1,5 +1,5 @@
 /**
- * Calling service operations as the connectors do (client-compatibility.md): typed query
+ * Calling service operations as the connectors do (typed literals, suffixes optional): typed query
  * parameters, empty-bodied POSTs that still carry Content-Type: application/json, and reading the
  * result in either format, checked against the specification's shapes.
  */

@@ -1,5 +1,5 @@
 /**
- * The seven service operations against the live service (operations-and-protocol.md): every
+ * The seven service operations against the live service (README "Service operations"): every
  * operation in both formats for success, every invalid parameter, the wrong methods and another
  * account's ids (answered exactly like missing ones); literals with and without their suffixes;
  * unknown parameters ignored; system query options refused; and each operation's effect, read

@@ -1,5 +1,5 @@
 /**
- * Order history (entity-model.md "Order history") against the live service with a clock the test
+ * Order history (README "Order history") against the live service with a clock the test
  * moves: GetSalesOrderHistory after a platform payment event, a seller MERGE of PaidAmount and a
  * MERGE of an item's ShippingStatus answers exactly the expected lines, oldest first, CR LF
  * separated, in both formats; the order's flags and dates follow each event; withdrawals,

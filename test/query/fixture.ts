@@ -188,7 +188,7 @@ export interface ODataErrorBody {
 }
 
 /**
- * The OData error document of an answer (odata-v2-reference.md §6), checked for its shape: JSON
+ * The OData error document of an answer (docs/protocol.md, "Errors"), checked for its shape: JSON
  * `{"error":{"code","message":{"lang":"en-US","value"}}}` without `d`, or XML `<error>` in the
  * metadata namespace with `<code>` and `<message xml:lang="en-US">`.
  */

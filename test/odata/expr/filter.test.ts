@@ -1,6 +1,6 @@
 /**
  * $filter parsing and binding against the catalogue model: the forms real clients send
- * (client-compatibility.md), precedence and associativity, navigation paths, null binding,
+ * (docs/protocol.md, "Literals"), precedence and associativity, navigation paths, null binding,
  * numeric widening, and the 400 for every kind of mistake.
  */
 import { test } from 'node:test';
