@@ -54,7 +54,7 @@ function onlyRemoved(beforeRows: Record<string, string[]>, afterRows: Record<str
   return Object.entries(afterRows).every(([table, rows]) => rows.every((row) => beforeRows[table]!.includes(row)));
 }
 
-test('our layout of the connector bytes is the connector's framing fixture, byte for byte', () => {
+test('our layout of the connector bytes is its framing fixture, byte for byte', () => {
   assert.deepEqual(connectorBody(CONNECTOR_ORIGIN, CONNECTOR_DELETE_PRODUCT), fixtureConnectorBody());
 });
 
