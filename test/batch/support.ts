@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { asSeller, type LiveService, type Seller, SERVICE_PATH } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
+import { readODataError } from '../support/odata-error';
 
 export { SERVICE_PATH };
 
@@ -111,10 +112,7 @@ export function singleAnswer(answer: TopAnswer | undefined): PartAnswer {
 
 /** The message of an OData error body, JSON or XML. */
 export function errorMessageOf(answer: PartAnswer): string {
-  if (answer.body.startsWith('{')) return (JSON.parse(answer.body) as { error: { message: { value: string } } }).error.message.value;
-  const m = /<message xml:lang="en-US">([\s\S]*)<\/message>/.exec(answer.body);
-  assert.ok(m, `an XML error: ${answer.body.slice(0, 200)}`);
-  return m[1]!;
+  return readODataError(answer.headers.get('content-type') ?? '', answer.body).message;
 }
 
 // ---------------------------------------------------------------------------------------------

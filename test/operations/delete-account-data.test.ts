@@ -9,7 +9,8 @@ import { model } from '../../src/model/catalogue-model';
 import { asSeller, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { SPEC_ENTITY_SETS } from '../support/spec';
 import { deliver, orderDocument, orderItem, paymentEvent, shipmentEvent, startWithPlatform } from '../platform/platform-client';
-import { callOperation, getCollection, operationValue, type Format, createEntity } from './operation-client';
+import { callOperation, operationValue, type Format } from './operation-client';
+import { getCollection, createEntity } from '../support/live-client';
 
 const PRODUCT_SETS = [
   'Products', 'ProductImages', 'ProductRelations', 'ProductSpecifics', 'ProductVariations', 'ProductVariationSpecifics',
