@@ -11,12 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
-import type { EdmType, EntityTypeDef } from '../../src/model/types';
+import type { EdmType } from '../../src/model/types';
 import { childElements, loadDatajs, odataRequest, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { atomEntry } from '../support/entries';
 import { ATOM, D, M } from '../support/spec';
+import { setType as typeOf } from '../support/model-types';
 
 
 type Format = 'atom' | 'json';
@@ -41,12 +42,6 @@ after(() => live.close());
 
 // ---------------------------------------------------------------------------------------------
 // Wire helpers
-
-function typeOf(set: string): EntityTypeDef {
-  const type = live.service.app.model.typeBySetName.get(set);
-  if (!type) throw new Error(`no set ${set}`);
-  return type;
-}
 
 function edmOf(set: string, property: string): EdmType {
   const p = typeOf(set).properties.find((x) => x.name === property);

@@ -18,6 +18,7 @@ import { asSeller, newSeller, startLive, storeRow, type LiveService, type Seller
 import { atomEntry, type EntryValue } from '../support/entries';
 import { errorMessage } from '../support/odata-error';
 import { parseXml } from '../clients/datajs';
+import { entityType as typeOf } from '../support/model-types';
 
 const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
 const M_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
@@ -202,7 +203,6 @@ function updateBody(type: EntityTypeDef): Json {
 
 const setsAndAliases = (): [string, EntityTypeDef][] => [...model.typeBySetName.entries()];
 const navNames = (nav: NavigationDef) => [nav.name, ...nav.aliases];
-const typeOf = (name: string) => model.typeByName.get(name)!;
 
 // ---------------------------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ import { asSeller, newSeller, startLive, storeRow, tenantRows, type LiveService,
 import { atomEntry, type EntryValue } from '../support/entries';
 import { reportFigures } from '../support/figures';
 import { batchBody, changesetPart, httpPart, postBatch, readBatchAnswer, type PartAnswer, type TopAnswer } from '../batch/support';
+import { entityType as typeOf } from '../support/model-types';
 
 type Json = Record<string, unknown>;
 
@@ -41,7 +42,6 @@ const TAG = { a: 'Qx7A', b: 'Qx7B', c: 'Qx7C' } as const;
 const REFERENCES = model.relations.filter((r): r is ReferenceRelation => r.kind === 'reference');
 const FOREIGN_KEY_NAMES = new Set(REFERENCES.map((r) => r.foreignKey));
 
-const typeOf = (name: string) => model.typeByName.get(name)!;
 const referencesOf = (type: EntityTypeDef) => REFERENCES.filter((r) => r.dependent === type.name);
 const creatable = (type: EntityTypeDef) => type.access === 'catalogue';
 
@@ -517,7 +517,7 @@ function namingProbes(type: EntityTypeDef): Probe[] {
 /** A service operation's parameter that names an entity: `productVariationId` -> ProductVariation. */
 function entityOfParameter(name: string): EntityTypeDef | undefined {
   if (!name.endsWith('Id')) return undefined;
-  return typeOf(name[0]!.toUpperCase() + name.slice(1, -2));
+  return model.typeByName.get(name[0]!.toUpperCase() + name.slice(1, -2)); // profileId names no entity
 }
 
 /** Every service operation, once per parameter that names an entity (DeleteAccountData names none). */
