@@ -6,6 +6,8 @@
 // with PostgreSQL's own initdb and pg_ctl and removes it afterwards. Without PostgreSQL it says
 // plainly that it skipped that half, and fails instead when REQUIRE_POSTGRES=1 (CI sets it).
 //
+// TEST_TIER=unit (npm run test:unit) runs only the unit tier, on SQLite only: the test files
+// that start no service, no other process and no PostgreSQL (the rule is in ./test-tiers.js).
 // TEST_TIER=soak (npm run test:soak) runs only the reliability suites, in their long tier.
 // The spec reporter repeats every failure at the end of its half, so the tail of a CI log says
 // what failed; each half ends with the figures the reliability suites measured.
@@ -17,6 +19,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
+const { tierOf } = require('./test-tiers');
 
 const root = path.join(__dirname, '..', 'dist', 'test');
 function collect(dir) {
@@ -28,8 +31,10 @@ function collect(dir) {
 }
 // Only files whose TypeScript source still exists: a deleted test leaves no stale copy running.
 const soak = process.env.TEST_TIER === 'soak';
+const unit = process.env.TEST_TIER === 'unit';
 const files = collect(root)
   .filter((file) => !soak || file.startsWith(path.join(root, 'reliability') + path.sep))
+  .filter((file) => !unit || tierOf(file, root) === 'unit')
   // TEST_ONLY=a,b keeps the files whose path contains one of the words (for work on one suite).
   .filter((file) => !process.env.TEST_ONLY || process.env.TEST_ONLY.split(',').some((word) => file.includes(word)))
   .filter((file) => fs.existsSync(path.join(__dirname, '..', path.relative(path.join(__dirname, '..', 'dist'), file)).replace(/\.js$/, '.ts')))
@@ -58,7 +63,8 @@ function runSuite(engine, env) {
   fs.rmSync(figuresFile(engine), { force: true });
   return new Promise((resolve) => {
     const started = Date.now();
-    console.log(`\n=== ${engine}: the whole suite (${files.length} files) ===\n`);
+    const what = unit ? 'the unit tier' : soak ? 'the soak tier' : 'the whole suite';
+    console.log(`\n=== ${engine}: ${what} (${files.length} files) ===\n`);
     const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
       stdio: 'inherit',
       env: { ...process.env, ...env, TEST_ENGINE: engine },
@@ -113,7 +119,8 @@ async function postgresHalf() {
 }
 
 async function main() {
-  const engines = (process.env.TEST_ENGINES || 'sqlite,postgres').split(',').map((e) => e.trim());
+  // The unit tier needs no database server: it runs on SQLite only, whatever TEST_ENGINES says.
+  const engines = unit ? ['sqlite'] : (process.env.TEST_ENGINES || 'sqlite,postgres').split(',').map((e) => e.trim());
   const results = {};
   if (engines.includes('sqlite')) results.sqlite = await runSuite('sqlite', {});
   if (engines.includes('postgres')) results.postgres = await postgresHalf();

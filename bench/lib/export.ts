@@ -1,6 +1,6 @@
 /**
  * The connector's full catalogue export: every product of the account in one JSON response with
- * the nine expansions (client-compatibility.md, "Reading"). The client only counts while the
+ * the nine expansions (the connector loads every product so). The client only counts while the
  * answer streams in, so that it never holds the server back: bytes, the start of each product
  * entity, and the document's first and last bytes. (test/query/full-export.test.ts checks every
  * row of the same export.)

@@ -26,7 +26,7 @@ export interface Credentials {
   readonly cookie: string;
 }
 
-/** What the connector sends on every request (client-compatibility.md, "Every request"). */
+/** What the connector sends on every request. */
 export function connectorHeaders(c: Credentials): Record<string, string> {
   return {
     SubscriptionToken: c.subscriptionToken,

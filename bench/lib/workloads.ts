@@ -1,6 +1,6 @@
 /**
  * The request workloads of issue 8, each as the connector (or the Atom-only .NET client) sends it
- * on the wire (see /work/shared/design/client-compatibility.md). Keys rotate over the seeded
+ * on the wire (docs/protocol.md). Keys rotate over the seeded
  * catalogue so that no single row stays hot.
  */
 import { atomHeaders, connectorHeaders, SERVICE_PATH, type Credentials, type Response } from './http';
@@ -171,7 +171,7 @@ const reviseInventory: Workload = {
 };
 
 /**
- * The connector's $batch (client-compatibility.md, "$batch"), built by the same code as the
+ * The connector's $batch (docs/protocol.md, "$batch"), built by the same code as the
  * tests' byte-exact replay: one changeset of MERGEs of the variations' StockAmount.
  */
 export function batchBody(origin: string, variationIds: readonly string[], stock: number): Buffer {

@@ -1,5 +1,5 @@
 /**
- * The effects of the seven service operations (operations-and-protocol.md, "Service operations"),
+ * The effects of the seven service operations (README "Service operations"),
  * each inside the caller's transaction: a snapshot for the two readers, one write transaction for
  * the others. Entities an operation names are looked up in the caller's account only, so another
  * account's id is answered exactly like a missing one (404). Changes of catalogue data go through

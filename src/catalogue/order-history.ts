@@ -1,5 +1,5 @@
 /**
- * Order history (entity-model.md "Order history"): every change of an order's payment or shipping
+ * Order history (README "Order history"): every change of an order's payment or shipping
  * state appends lines that GetSalesOrderHistory returns, and keeps the order's own flags and dates
  * in step. Seller updates (through the follow-ups of ./rules.ts) and platform events
  * (src/platform/) call the same functions, inside the transaction of the change itself.

@@ -1,5 +1,5 @@
 /**
- * The business rules of each entity set (specification and entity-model.md), checked inside the
+ * The business rules of each entity set (listed in docs/entity-sets.md), checked inside the
  * write transaction, so that the check and the write are one atomic step: the SQLite store runs
  * one write transaction at a time, and a limit cannot be passed by two requests together.
  * Limits answer 400 and uniqueness conflicts 409, each naming its rule.
@@ -203,7 +203,7 @@ const rules: Readonly<Record<string, Rule>> = {
     const parent = ctx.row.ParentProductId as bigint;
     const child = ctx.row.ChildProductId as bigint;
     if (parent === child) throw badRequest('A product cannot be related to itself.');
-    // entity-model.md: "No self-relation, no duplicate pair, no cycle (400)".
+    // No self-relation, no duplicate pair, no cycle: each a 400, a duplicate pair included.
     await unique(ctx, ['ParentProductId', 'ChildProductId'], `Product ${String(parent)} is already the parent of product ${String(child)}.`, 400);
     if (!changes(ctx, 'ParentProductId', 'ChildProductId')) return;
     // Adding parent -> child closes a cycle when the parent is already below the child. The row
@@ -235,7 +235,7 @@ const followUps: Readonly<Record<string, Rule>> = {
     await ctx.tx.run(`UPDATE ${offers} SET product_id = ?, ${VERSION_BUMP} WHERE account_id = ? AND product_variation_id = ?`, [ctx.row.ProductId as bigint, ctx.accountId, id(ctx)]);
   },
 
-  // Order history, flags and the order's dates (entity-model.md "Order history"), at the write's
+  // Order history, flags and the order's dates (README "Order history"), at the write's
   // own time: the ModificationDate that applyPayload stamped on the row.
   async SalesOrder(ctx) {
     if (ctx.stored) await recordSellerOrderUpdate(ctx, ctx.stored.values, ctx.row, ctx.row.ModificationDate as number);

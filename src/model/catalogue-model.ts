@@ -1,6 +1,6 @@
 /**
  * The Product Catalogue Data Service's entity model: every entity set, property, relation and
- * service operation of ../shared/design/entity-model.md and operations-and-protocol.md.
+ * service operation (docs/entity-sets.md is generated from it: run `npm run docs` after a change).
  * Everything else ($metadata, tables, validation, Atom, JSON) is generated from this file.
  */
 import { defineModel, p } from './define';

@@ -119,7 +119,7 @@ export function parseBooleanText(text: string): boolean {
 
 /**
  * A JSON request value read as `type`, coerced where the meaning is unambiguous
- * (client-compatibility.md): Decimals and Int64 as strings or numbers, Int32 as a digit string,
+ * (docs/protocol.md, "Formats"): Decimals and Int64 as strings or numbers, Int32 as a digit string,
  * numbers sent for String properties, "true"/"false" for Booleans.
  */
 export function fromJson(type: EdmType, value: unknown): EdmValue {

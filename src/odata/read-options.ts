@@ -1,8 +1,8 @@
 /**
  * The system query options of a read, checked and turned into a ReadPlan: $filter, $orderby,
  * $top, $skip, $skiptoken, $expand, $select and $inlinecount. Which options a resource takes
- * follows Olingo's per-URI-type table (odata-v2-reference.md §4.1); the version a response needs
- * follows operations-and-protocol.md (2.0 for $select, $inlinecount, $skiptoken and paging).
+ * follows Olingo's per-URI-type table; the version a response needs is the lowest that holds it
+ * (2.0 for $select, $inlinecount, $skiptoken and paging; docs/protocol.md, "Versions").
  */
 import type { EntityTypeDef, Model } from '../model/types';
 import { badRequest } from './errors';

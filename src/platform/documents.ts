@@ -41,7 +41,7 @@ const SERVICE_MAINTAINED: Readonly<Record<string, readonly string[]>> = {
   ListingItem: ['ListingId', 'ProductId', 'ProductVariationId'],
 };
 
-/** Rules the model states only in words (entity-model.md). */
+/** Rules that are not facets of the model: listing states, country codes, the platform's ids. */
 const REFINEMENTS: Readonly<Record<string, Schema>> = {
   'Listing.Status': { enum: [0, 1] },
   'Address.Country': { pattern: '^[A-Z]{2}$' },

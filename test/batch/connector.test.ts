@@ -1,5 +1,5 @@
 /**
- * The shop connector's $batch against the live service (client-compatibility.md "$batch"): its
+ * The shop connector's $batch against the live service (docs/protocol.md, "$batch"): its
  * product deletion replayed in its exact bytes (absolute URIs http://127.0.0.1:<port>/…, Content-ID
  * among the inner headers, MERGE bodies ending in "\n\r", DELETEs followed directly by the next
  * delimiter, the changeset's Content-Length, the extra empty line between the closings), its
@@ -54,7 +54,7 @@ function onlyRemoved(beforeRows: Record<string, string[]>, afterRows: Record<str
   return Object.entries(afterRows).every(([table, rows]) => rows.every((row) => beforeRows[table]!.includes(row)));
 }
 
-test('our layout of the connector bytes is the framing fixture of client-compatibility.md, byte for byte', () => {
+test('our layout of the connector bytes is its framing fixture, byte for byte', () => {
   assert.deepEqual(connectorBody(CONNECTOR_ORIGIN, CONNECTOR_DELETE_PRODUCT), fixtureConnectorBody());
 });
 

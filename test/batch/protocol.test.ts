@@ -1,5 +1,5 @@
 /**
- * The $batch protocol over real HTTP, piece by piece (odata-v2-reference.md §5.7): the batch
+ * The $batch protocol over real HTTP, piece by piece (docs/protocol.md, "$batch"): the batch
  * request itself (POST only, no tunnelling, multipart/mixed, size), the answer's framing and
  * headers, query parts (each its own read, its error its own), the forms of inner targets, where
  * a Content-ID may sit, `$n` references, inner headers and options, limits at N and N+1, the

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { asSeller, type LiveService, type Seller, SERVICE_PATH } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
 import { readLikeTheConnector } from '../support/connector-batch-reader';
+import { readODataError } from '../support/odata-error';
 
 export { SERVICE_PATH };
 
@@ -106,10 +107,7 @@ export function singleAnswer(answer: TopAnswer | undefined): PartAnswer {
 
 /** The message of an OData error body, JSON or XML. */
 export function errorMessageOf(answer: PartAnswer): string {
-  if (answer.body.startsWith('{')) return (JSON.parse(answer.body) as { error: { message: { value: string } } }).error.message.value;
-  const m = /<message xml:lang="en-US">([\s\S]*)<\/message>/.exec(answer.body);
-  assert.ok(m, `an XML error: ${answer.body.slice(0, 200)}`);
-  return m[1]!;
+  return readODataError(answer.headers.get('content-type') ?? '', answer.body).message;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,7 +159,7 @@ export function jsonOperation(method: string, target: string, contentId: number 
 }
 
 // ---------------------------------------------------------------------------------------------
-// The connector's bytes (see README, $batch)
+// The connector's bytes (docs/protocol.md, "$batch")
 
 export interface ConnectorOperation {
   readonly method: 'DELETE' | 'MERGE';
@@ -290,7 +288,7 @@ export async function createProductWithParts(live: LiveService, seller: Seller, 
 }
 
 /**
- * The connector's product deletion for `p`: each specific deleted
+ * The connector's product deletion for `p` (docs/protocol.md, "$batch"): each specific deleted
  * twice, the optional attributes, discount offers and images deleted, each variation's stock
  * zeroed twice, the variation specifics and pictures deleted, and the product last, while its
  * variations and catalog links still exist.

@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { createEntity } from '../support/live-client';
 
 let live: LiveService;
 let seller: Seller;
@@ -13,11 +14,7 @@ after(() => live.close());
 
 const J = { Accept: 'application/json', 'Content-Type': 'application/json' };
 
-async function post(set: string, body: Record<string, unknown>): Promise<string> {
-  const res = await asSeller(seller, `${live.root}/${set}`, { method: 'POST', headers: J, body: JSON.stringify(body) });
-  assert.equal(res.status, 201, res.body);
-  return (JSON.parse(res.body) as { d: { Id: string } }).d.Id;
-}
+const post = (set: string, body: Record<string, unknown>) => createEntity(live, seller, set, body);
 
 test('moving a variation to another product moves its variation-level discount offers with it', async () => {
   const first = await post('Products', { Title: 'First', Price: '1', StockAmount: 1 });

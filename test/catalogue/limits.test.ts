@@ -11,10 +11,10 @@ import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller, tenantRows } from '../support/live-service';
+import { atomEntry } from '../support/entries';
+import { errorMessage } from '../support/odata-error';
 import { parseXml } from '../clients/datajs';
 
-const ATOM_NS = 'http://www.w3.org/2005/Atom';
-const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
 const M_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
 
 let live: LiveService;
@@ -43,24 +43,6 @@ function send(method: string, path: string, body?: Json, as: Seller = seller): P
 
 const post = (set: string, body: Json, as: Seller = seller) => send('POST', `/${set}`, body, as);
 const merge = (path: string, body: Json, as: Seller = seller) => send('MERGE', path, body, as);
-
-function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
-/** An Atom entry as clients send it; values are element text (null: m:null). */
-function atomEntry(typeName: string, props: Record<string, string | null>): string {
-  const properties = Object.entries(props)
-    .map(([name, value]) => (value === null ? `<d:${name} m:null="true" />` : `<d:${name}>${escapeXml(value)}</d:${name}>`))
-    .join('');
-  return (
-    '<?xml version="1.0" encoding="utf-8" standalone="yes"?>' +
-    `<entry xmlns="${ATOM_NS}" xmlns:d="${D_NS}" xmlns:m="${M_NS}">` +
-    `<category term="CatalogueService.${typeName}" scheme="http://schemas.microsoft.com/ado/2007/08/dataservices/scheme" />` +
-    '<title /><author><name /></author><updated>2015-06-29T00:00:00Z</updated><id />' +
-    `<content type="application/xml"><m:properties>${properties}</m:properties></content></entry>`
-  );
-}
 
 function postAtom(set: string, typeName: string, props: Record<string, string | null>, as: Seller = seller): Promise<HttpResponse> {
   return asSeller(as, live.root + `/${set}`, {
@@ -100,20 +82,6 @@ function created(res: HttpResponse): Json {
 }
 
 const idOf = (res: HttpResponse) => String(created(res).Id);
-
-/** The message of an OData error answer, JSON or XML. */
-function errorMessage(res: HttpResponse): string {
-  const type = String(res.headers['content-type'] ?? '');
-  if (type.startsWith('application/json')) {
-    const parsed = JSON.parse(res.body) as { error: { message: { value: string } } };
-    return parsed.error.message.value;
-  }
-  assert.match(type, /^application\/xml/, `an XML error document, not ${type}`);
-  const doc = parseXml(res.body);
-  assert.equal(doc.documentElement.localName, 'error');
-  assert.equal(doc.documentElement.namespaceURI, M_NS);
-  return doc.getElementsByTagNameNS(M_NS, 'message')[0]?.textContent ?? '';
-}
 
 async function count(path: string, as: Seller = seller): Promise<number> {
   const res = await asSeller(as, live.root + `${path}/$count`);

@@ -11,11 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
-import type { EdmType, EntityTypeDef } from '../../src/model/types';
+import type { EdmType } from '../../src/model/types';
 import { childElements, loadDatajs, odataRequest, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { atomEntry } from '../support/entries';
 import { ATOM, D, M } from '../support/spec';
+import { setType as typeOf } from '../support/model-types';
 
 
 type Format = 'atom' | 'json';
@@ -40,12 +42,6 @@ after(() => live.close());
 
 // ---------------------------------------------------------------------------------------------
 // Wire helpers
-
-function typeOf(set: string): EntityTypeDef {
-  const type = live.service.app.model.typeBySetName.get(set);
-  if (!type) throw new Error(`no set ${set}`);
-  return type;
-}
 
 function edmOf(set: string, property: string): EdmType {
   const p = typeOf(set).properties.find((x) => x.name === property);
@@ -95,23 +91,7 @@ function jsonBody(set: string, values: Values): string {
   return JSON.stringify(body).replace(/"\/Date\((-?\d+)\)\/"/g, '"\\/Date($1)\\/"');
 }
 
-const xmlEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
-function atomBody(set: string, values: Values): string {
-  let props = '';
-  for (const [name, v] of Object.entries(values)) {
-    const edm = edmOf(set, name);
-    const mType = edm === 'Edm.String' ? '' : ` m:type="${edm}"`;
-    props += v === null ? `<d:${name}${mType} m:null="true" />` : `<d:${name}${mType}>${xmlEscape(v)}</d:${name}>`;
-  }
-  return (
-    '<?xml version="1.0" encoding="utf-8"?>' +
-    `<entry xmlns="${ATOM}" xmlns:d="${D}" xmlns:m="${M}">` +
-    `<category term="CatalogueService.${typeOf(set).name}" scheme="http://schemas.microsoft.com/ado/2007/08/dataservices/scheme" />` +
-    '<title /><author><name /></author><updated>2024-05-01T10:00:00Z</updated><id />' +
-    `<content type="application/xml"><m:properties>${props}</m:properties></content></entry>`
-  );
-}
+const atomBody = (set: string, values: Values) => atomEntry(typeOf(set), values, { typed: true });
 
 function bodyFor(format: Format, set: string, values: Values): { body: string; contentType: string } {
   return format === 'json'
@@ -1083,7 +1063,7 @@ describe('an entity sent back as it was read (datajs read-modify-write)', () => 
 });
 
 // ---------------------------------------------------------------------------------------------
-// Loosely typed JSON (client-compatibility.md)
+// Loosely typed JSON, as real clients send it (docs/protocol.md, "Formats")
 
 describe('loosely typed JSON values', () => {
   const raw = (method: string, path: string, body: string) =>

@@ -22,7 +22,7 @@ const JSON_DATE = /^\/Date\(-?\d+\)\/$/;
 type Edm = 'Edm.Int64' | 'Edm.Int32' | 'Edm.Decimal' | 'Edm.String' | 'Edm.Boolean' | 'Edm.DateTime';
 
 /**
- * The shape of the three specified types, as the specification and entity-model.md list them:
+ * The shape of the three specified types, as docs/entity-sets.md lists them:
  * properties in metadata order with their Edm types, then the navigations.
  */
 interface Shape {

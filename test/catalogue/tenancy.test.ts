@@ -15,9 +15,11 @@ import type { EntityTypeDef, NavigationDef } from '../../src/model/types';
 import type { EdmValue } from '../../src/odata/edm';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, storeRow, type LiveService, type Seller, tenantRows } from '../support/live-service';
+import { atomEntry, type EntryValue } from '../support/entries';
+import { errorMessage } from '../support/odata-error';
 import { parseXml } from '../clients/datajs';
+import { entityType as typeOf } from '../support/model-types';
 
-const ATOM_NS = 'http://www.w3.org/2005/Atom';
 const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
 const M_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
 
@@ -72,13 +74,6 @@ async function create(as: Seller, set: string, body: Json): Promise<string> {
 async function link(as: Seller, path: string, uri: string): Promise<void> {
   const res = await call(as, 'POST', path, { body: { uri } });
   assert.equal(res.status, 204, `${path}: ${res.body}`);
-}
-
-function errorMessage(res: HttpResponse): string {
-  const type = String(res.headers['content-type'] ?? '');
-  if (type.startsWith('application/json')) return (JSON.parse(res.body) as { error: { message: { value: string } } }).error.message.value;
-  assert.match(type, /^application\/xml/, `an OData error document, not ${type}: ${res.body}`);
-  return parseXml(res.body).getElementsByTagNameNS(M_NS, 'message')[0]?.textContent ?? '';
 }
 
 /** What must be identical between "another account's id" and "an id that never existed". */
@@ -206,19 +201,8 @@ function updateBody(type: EntityTypeDef): Json {
   return int ? { [int.name]: 1 } : {};
 }
 
-function atomEntry(type: EntityTypeDef, props: Json): string {
-  const properties = Object.entries(props)
-    .map(([name, value]) => `<d:${name}>${String(value)}</d:${name}>`)
-    .join('');
-  return (
-    `<entry xmlns="${ATOM_NS}" xmlns:d="${D_NS}" xmlns:m="${M_NS}"><category term="CatalogueService.${type.name}" scheme="http://schemas.microsoft.com/ado/2007/08/dataservices/scheme" />` +
-    `<title /><author><name /></author><updated>2015-01-01T00:00:00Z</updated><id /><content type="application/xml"><m:properties>${properties}</m:properties></content></entry>`
-  );
-}
-
 const setsAndAliases = (): [string, EntityTypeDef][] => [...model.typeBySetName.entries()];
 const navNames = (nav: NavigationDef) => [nav.name, ...nav.aliases];
-const typeOf = (name: string) => model.typeByName.get(name)!;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -289,7 +273,7 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
             const body = { ...ownForeignKeys(target), ...CREATE[target.name] };
             if (nav.relation.kind === 'reference') delete body[nav.relation.foreignKey];
             await sameAsMissing(`POST ${set}/${name}`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body }));
-            await sameAsMissing(`POST ${set}/${name} Atom`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body: atomEntry(target, body), atom: true }));
+            await sameAsMissing(`POST ${set}/${name} Atom`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body: atomEntry(target, body as Record<string, EntryValue>), atom: true }));
           }
         }
       }
@@ -305,7 +289,7 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
         await sameAsMissing(`POST+X-HTTP-Method ${method} ${set}`, foreign, (id) => call(a, 'POST', entity(id), { ...init, headers: { 'X-HTTP-Method': method } }));
         await sameAsMissing(`POST+X-HTTP-Method-Override ${method} ${set}`, foreign, (id) => call(a, 'POST', entity(id), { ...init, headers: { 'X-HTTP-Method-Override': method } }));
         if (method !== 'DELETE') {
-          await sameAsMissing(`${method} ${set} Atom`, foreign, (id) => call(a, method, entity(id), { body: atomEntry(type, body), atom: true }));
+          await sameAsMissing(`${method} ${set} Atom`, foreign, (id) => call(a, method, entity(id), { body: atomEntry(type, body as Record<string, EntryValue>), atom: true }));
         }
       }
       for (const p of type.properties.slice(1, 3)) {
@@ -359,7 +343,7 @@ describe("A's requests that name B's entities in A's own paths and bodies", () =
         const foreign = bIds[r.principal]!;
         const body = (id: string) => ({ ...CREATE[type.name], ...ownForeignKeys(type), [r.foreignKey]: id });
         await sameAsMissing(`POST ${type.setName} ${r.foreignKey}`, foreign, (id) => call(a, 'POST', `/${type.setName}`, { body: body(id) }), [400]);
-        await sameAsMissing(`POST ${type.setName} ${r.foreignKey} Atom`, foreign, (id) => call(a, 'POST', `/${type.setName}`, { body: atomEntry(type, body(id)), atom: true }), [400]);
+        await sameAsMissing(`POST ${type.setName} ${r.foreignKey} Atom`, foreign, (id) => call(a, 'POST', `/${type.setName}`, { body: atomEntry(type, body(id) as Record<string, EntryValue>), atom: true }), [400]);
         await sameAsMissing(`MERGE ${type.setName} ${r.foreignKey}`, foreign, (id) => call(a, 'MERGE', `/${type.setName}(${aIds[type.name]}L)`, { body: { [r.foreignKey]: id } }), [400]);
         // A binding by URI instead of the property.
         if (r.dependentNav) {
@@ -374,7 +358,7 @@ describe("A's requests that name B's entities in A's own paths and bodies", () =
           const atomBound = (id: string) => {
             const props: Json = { ...CREATE[type.name], ...ownForeignKeys(type) };
             delete props[r.foreignKey];
-            return atomEntry(type, props).replace(
+            return atomEntry(type, props as Record<string, EntryValue>).replace(
               '<content',
               `<link rel="http://schemas.microsoft.com/ado/2007/08/dataservices/related/${nav}" type="application/atom+xml;type=entry" href="${principalSet}(${id}L)" /><content`,
             );

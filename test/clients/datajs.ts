@@ -1,5 +1,5 @@
 /**
- * Microsoft datajs (npm datajs@1.0.3) driven from Node, as in odata-v2-reference.md §8.3: jsdom
+ * Microsoft datajs (npm datajs@1.0.3) driven from Node: jsdom
  * supplies DOMParser / XMLSerializer / document, xhr2 supplies XMLHttpRequest, and
  * `require('datajs')` puts its API on globalThis.OData. Also a jsdom-backed XML parser for tests
  * that inspect XML payloads themselves.

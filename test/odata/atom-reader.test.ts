@@ -14,15 +14,10 @@ import type { EntityPayload, EntityRecord } from '../../src/odata/entity';
 import { ODataError } from '../../src/odata/errors';
 import { loadDatajs } from '../clients/datajs';
 import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
+import { entityType as typeOf } from '../support/model-types';
 
 const ROOT = 'http://host/publicapi/v1/api.svc';
 const NS = `xmlns="${ATOM}" xmlns:d="${D}" xmlns:m="${M}"`;
-
-function typeOf(name: string): EntityTypeDef {
-  const t = model.typeByName.get(name);
-  assert.ok(t, `model type ${name}`);
-  return t;
-}
 
 const ProductVariation = typeOf('ProductVariation');
 const ProductSpecific = typeOf('ProductSpecific');

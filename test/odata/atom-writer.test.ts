@@ -1,14 +1,13 @@
 /**
  * Unit tests of the Atom / application/xml writers (src/odata/atom/writer.ts): every document is
  * parsed with jsdom and checked element by element against the wire-format table of the interface
- * specification and odata-v2-reference.md §2.2–2.6, and read back with datajs's Atom handler the
+ * specification and OData's Atom format, and read back with datajs's Atom handler the
  * way a browser client reads it.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { model } from '../../src/model/catalogue-model';
-import type { EntityTypeDef } from '../../src/model/types';
 import type { EntityRecord, WriteContext } from '../../src/odata/entity';
 import {
   atomEntry,
@@ -22,6 +21,7 @@ import {
 } from '../../src/odata/atom/writer';
 import { childElements, loadDatajs, parseXml, type XmlElement } from '../clients/datajs';
 import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
+import { entityType as typeOf } from '../support/model-types';
 
 const XMLNS = 'http://www.w3.org/2000/xmlns/';
 const XML = 'http://www.w3.org/XML/1998/namespace';
@@ -30,12 +30,6 @@ const UPDATED = '2024-05-01T10:00:00Z';
 const DECL = '<?xml version="1.0" encoding="utf-8" standalone="yes"?>';
 
 const ctx: WriteContext = { serviceRoot: ROOT, version: 1, updated: UPDATED };
-
-function typeOf(name: string): EntityTypeDef {
-  const t = model.typeByName.get(name);
-  assert.ok(t, `model type ${name}`);
-  return t;
-}
 
 const ProductSpecific = typeOf('ProductSpecific');
 const ProductVariation = typeOf('ProductVariation');

@@ -1,6 +1,6 @@
 /**
  * Unit tests of the JSON verbose request readers (src/odata/json/reader.ts): the loosely typed
- * bodies the real connector sends (client-compatibility.md), bindings in all three forms, the d
+ * bodies the real connector sends (docs/protocol.md, "Formats"), bindings in all three forms, the d
  * wrapper, and every rejection as an ODataError 400 that names what is wrong.
  */
 import { test } from 'node:test';
@@ -10,14 +10,10 @@ import { model } from '../../src/model/catalogue-model';
 import type { EntityTypeDef } from '../../src/model/types';
 import { ODataError } from '../../src/odata/errors';
 import { readJsonEntity, readJsonLink } from '../../src/odata/json/reader';
+import { entityType as type } from '../support/model-types';
 
 const ROOT = 'http://localhost:8080/publicapi/v1/api.svc';
 
-function type(name: string): EntityTypeDef {
-  const t = model.typeByName.get(name);
-  assert.ok(t, `model type ${name}`);
-  return t;
-}
 const Variation = type('ProductVariation');
 const SalesOrder = type('SalesOrder');
 const SalesOrderItem = type('SalesOrderItem');

@@ -18,7 +18,7 @@ const EDMX = 'http://schemas.microsoft.com/ado/2007/06/edmx';
 const NS = 'CatalogueService';
 
 
-/** The 7 service operations (interface-specification.md item 6) with their methods (operations-and-protocol.md). */
+/** The 7 service operations of the specification's index, with their methods. */
 const SPEC_OPERATIONS: Record<string, 'GET' | 'POST'> = {
   GetSalesOrderHistory: 'GET',
   ProductIsListed: 'GET',

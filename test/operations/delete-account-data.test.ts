@@ -9,7 +9,8 @@ import { model } from '../../src/model/catalogue-model';
 import { asSeller, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { SPEC_ENTITY_SETS } from '../support/spec';
 import { deliver, orderDocument, orderItem, paymentEvent, shipmentEvent, startWithPlatform } from '../platform/platform-client';
-import { callOperation, getCollection, operationValue, type Format, createEntity } from './operation-client';
+import { callOperation, operationValue, type Format } from './operation-client';
+import { getCollection, createEntity } from '../support/live-client';
 
 const PRODUCT_SETS = [
   'Products', 'ProductImages', 'ProductRelations', 'ProductSpecifics', 'ProductVariations', 'ProductVariationSpecifics',
@@ -19,7 +20,7 @@ const CATALOG_SETS = ['Catalogs'];
 const ORDER_SETS = ['SalesOrders', 'SalesOrderItems', 'Buyers', 'Addresses'];
 const LISTING_SETS = ['Listings', 'ListingItems'];
 
-/** type -> the entity sets it empties (operations-and-protocol.md: 2 Products, 4 Catalogs, 8 SalesOrders and Buyers, 0 everything). */
+/** type -> the entity sets it empties (2 Products, 4 Catalogs, 8 SalesOrders and Buyers, 0 everything). */
 const TABLE: readonly (readonly [number, readonly string[]])[] = [
   [0, [...PRODUCT_SETS, ...CATALOG_SETS, ...ORDER_SETS, ...LISTING_SETS]],
   [2, PRODUCT_SETS],

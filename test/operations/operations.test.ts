@@ -1,5 +1,5 @@
 /**
- * The seven service operations against the live service (operations-and-protocol.md): every
+ * The seven service operations against the live service (README "Service operations"): every
  * operation in both formats for success, every invalid parameter, the wrong methods and another
  * account's ids (answered exactly like missing ones); literals with and without their suffixes;
  * unknown parameters ignored; system query options refused; and each operation's effect, read
@@ -12,7 +12,9 @@ import { model } from '../../src/model/catalogue-model';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { deliver, orderDocument, startWithPlatform } from '../platform/platform-client';
-import { callOperation, getCollection, getEntity, odataError, operationValue, type Format, createEntity } from './operation-client';
+import { callOperation, operationValue, type Format } from './operation-client';
+import { getCollection, getEntity, createEntity } from '../support/live-client';
+import { errorMessage } from '../support/odata-error';
 
 /** An id no entity ever had. */
 const MISSING = '870000000123';
@@ -65,7 +67,7 @@ const call = (method: string, name: string, query: string, format: Format = 'jso
 
 /** What must be identical between another account's id and an id that never existed. */
 function shape(res: HttpResponse, id: string, format: Format) {
-  return { status: res.status, contentType: res.headers['content-type'], message: odataError(res, format).replaceAll(id, '<id>') };
+  return { status: res.status, contentType: res.headers['content-type'], message: errorMessage(res, format).replaceAll(id, '<id>') };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +191,7 @@ for (const c of CASES) {
         for (const format of FORMATS) {
           const res = await call(c.method, c.name, query, format);
           assert.equal(res.status, 400, `${c.name}?${query}: ${res.body}`);
-          assert.ok(odataError(res, format).includes(`'${parameter}'`) || odataError(res, format).includes(parameter), `${c.name}?${query} names ${parameter}: ${odataError(res, format)}`);
+          assert.ok(errorMessage(res, format).includes(`'${parameter}'`) || errorMessage(res, format).includes(parameter), `${c.name}?${query} names ${parameter}: ${errorMessage(res, format)}`);
         }
       }
       assert.deepEqual(await tenantRows(live, a.accountId), rows);
@@ -204,7 +206,7 @@ for (const c of CASES) {
           const res = await call(method, c.name, query, format);
           assert.equal(res.status, 405, `${method} ${c.name}: ${res.body}`);
           assert.equal(res.headers.allow, allow);
-          assert.ok(odataError(res, format).includes(method));
+          assert.ok(errorMessage(res, format).includes(method));
         }
       }
       assert.deepEqual(await tenantRows(live, a.accountId), rows, `no ${c.name} ran`);
@@ -215,7 +217,7 @@ for (const c of CASES) {
       for (const option of ['$top=1', '$filter=Id%20eq%201', '$expand=Product', '$select=Id', '$orderby=Id']) {
         const res = await call(c.method, c.name, `${query}&${option}`);
         assert.equal(res.status, 400, `${c.name} with ${option}`);
-        assert.match(odataError(res, 'json'), /cannot be applied to the service operation/);
+        assert.match(errorMessage(res, 'json'), /cannot be applied to the service operation/);
       }
       if (c.name === 'DeleteAccountData') return;
       const res = await call(c.method, c.name, `${query}&$format=json`, 'xml');
@@ -270,7 +272,7 @@ describe('parameter literals', () => {
   test('parameter names are case-sensitive: productid is not productId', async () => {
     const res = await call('GET', 'ProductIsListed', `productid=${aIds.product}L`);
     assert.equal(res.status, 400);
-    assert.match(odataError(res, 'json'), /'productId'/);
+    assert.match(errorMessage(res, 'json'), /'productId'/);
   });
 
   test('an empty or null optional parameter counts as not sent', async () => {

@@ -1,5 +1,5 @@
 /**
- * Order history (entity-model.md "Order history") against the live service with a clock the test
+ * Order history (README "Order history") against the live service with a clock the test
  * moves: GetSalesOrderHistory after a platform payment event, a seller MERGE of PaidAmount and a
  * MERGE of an item's ShippingStatus answers exactly the expected lines, oldest first, CR LF
  * separated, in both formats; the order's flags and dates follow each event; withdrawals,
@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock';
 import { login, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { deliver, orderDocument, orderItem, paymentEvent, shipmentEvent, startWithPlatform } from '../platform/platform-client';
-import { callOperation, getCollection, getEntity, jsonDate, merge, operationValue, type Format } from './operation-client';
+import { callOperation, operationValue, type Format } from './operation-client';
+import { getCollection, getEntity, jsonDate, mergeEntity } from '../support/live-client';
 
 const clock = new ManualClock(Date.UTC(2024, 4, 2, 8, 0, 0));
 /**
@@ -95,7 +96,7 @@ describe('GetSalesOrderHistory after a platform payment, a seller PaidAmount and
 
   test('2. the seller MERGEs PaidAmount: MarkedAsPaid:1 for each item again, EbayModificationDate stays', async () => {
     await setClock(at(9, 30, 0));
-    const res = await merge(live, seller, 'SalesOrders', orderId, { PaidAmount: '59.90' });
+    const res = await mergeEntity(live, seller, 'SalesOrders', orderId, { PaidAmount: '59.90' });
     assert.equal(res.status, 204, res.body);
     const lines = (await historyBoth(orderId)).split('\r\n');
     assert.deepEqual(lines.slice(2), ['02.05.2024 09:30:00 - ItemId 110000000001 - Aktion MarkedAsPaid:1', '02.05.2024 09:30:00 - ItemId 110000000002 - Aktion MarkedAsPaid:1']);
@@ -107,7 +108,7 @@ describe('GetSalesOrderHistory after a platform payment, a seller PaidAmount and
 
   test('3. the seller MERGEs an item ShippingStatus to "1": Versandstatus:1 for that item', async () => {
     await setClock(at(14, 45, 59));
-    const res = await merge(live, seller, 'SalesOrderItems', String(items[0]!.Id), { ShippingStatus: '1' });
+    const res = await mergeEntity(live, seller, 'SalesOrderItems', String(items[0]!.Id), { ShippingStatus: '1' });
     assert.equal(res.status, 204, res.body);
     assert.equal(
       await historyBoth(orderId),
@@ -164,22 +165,22 @@ describe('withdrawals, order-level shipping and refused updates', () => {
   });
 
   test('dates and times are zero-padded: dd.MM.yyyy HH:mm:ss', async () => {
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { PaidDate: '/Date(1704254706000)/' })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { PaidDate: '/Date(1704254706000)/' })).status, 204);
     assert.equal(await history(orderId), '03.01.2024 04:05:06 - ItemId 220000000001 - Aktion MarkedAsPaid:1\r\n03.01.2024 04:05:06 - ItemId 220000000002 - Aktion MarkedAsPaid:1');
   });
 
   test('the seller clearing PaidAmount and PaidDate withdraws payment: MarkedAsPaid:0', async () => {
     await setClock(clock.now() + 60_000);
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { PaidDate: null, PaidAmount: null })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { PaidDate: null, PaidAmount: null })).status, 204);
     assert.ok((await history(orderId)).endsWith('03.01.2024 04:06:06 - ItemId 220000000001 - Aktion MarkedAsPaid:0\r\n03.01.2024 04:06:06 - ItemId 220000000002 - Aktion MarkedAsPaid:0'));
     assert.equal((await getEntity(live, seller, 'SalesOrders', orderId)).MarkedAsPayed, false);
   });
 
   test('a MERGE that sets PaidAmount to the value it has, or that changes nothing of payment, adds no line', async () => {
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { PaidAmount: '10' })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { PaidAmount: '10' })).status, 204);
     const n = await lineCount();
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { PaidAmount: '10.000000' })).status, 204);
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { ForeignOrderId: 'ERP-2' })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { PaidAmount: '10.000000' })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { ForeignOrderId: 'ERP-2' })).status, 204);
     assert.equal(await lineCount(), n);
   });
 
@@ -202,15 +203,15 @@ describe('withdrawals, order-level shipping and refused updates', () => {
   test('an order-level ShippingStatus is recorded for every item, and items take 0 or 1 along', async () => {
     const n = await lineCount();
     await setClock(clock.now() + 1000);
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { ShippingStatus: 1 })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { ShippingStatus: 1 })).status, 204);
     let lines = (await history(orderId)).split('\r\n');
     assert.deepEqual(lines.slice(n).map((l) => l.replace(/^.* - ItemId /, '')), ['220000000001 - Aktion Versandstatus:1', '220000000002 - Aktion Versandstatus:1']);
     assert.equal((await getEntity(live, seller, 'SalesOrders', orderId)).MarkedAsShipped, true);
     for (const id of itemIds) assert.equal((await getEntity(live, seller, 'SalesOrderItems', id)).ShippingStatus, 1);
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { ShippingStatus: 2 })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { ShippingStatus: 2 })).status, 204);
     lines = (await history(orderId)).split('\r\n');
     assert.deepEqual(lines.slice(n + 2).map((l) => l.replace(/^.* - Aktion /, '')), ['Versandstatus:2', 'Versandstatus:2']);
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { ShippingStatus: 0 })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { ShippingStatus: 0 })).status, 204);
     assert.equal((await getEntity(live, seller, 'SalesOrders', orderId)).MarkedAsShipped, false);
     for (const id of itemIds) {
       const item = await getEntity(live, seller, 'SalesOrderItems', id);
@@ -220,17 +221,17 @@ describe('withdrawals, order-level shipping and refused updates', () => {
 
   test('a refused update leaves no history behind (one transaction)', async () => {
     const rows = await tenantRows(live, seller.accountId);
-    const refused = await merge(live, seller, 'SalesOrderItems', itemIds[0]!, { ShippingStatus: '1', TrackingNumbers: 'a;b' });
+    const refused = await mergeEntity(live, seller, 'SalesOrderItems', itemIds[0]!, { ShippingStatus: '1', TrackingNumbers: 'a;b' });
     assert.equal(refused.status, 400, 'TrackingNumbers without CarrierUsed');
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { PaidAmount: '-1' })).status, 400);
-    assert.equal((await merge(live, seller, 'SalesOrders', orderId, { ShippingStatus: 3 })).status, 400);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { PaidAmount: '-1' })).status, 400);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrders', orderId, { ShippingStatus: 3 })).status, 400);
     assert.deepEqual(await tenantRows(live, seller.accountId), rows);
   });
 
   test('CarrierUsed and TrackingNumbers change the order, not its history', async () => {
     const n = await lineCount();
     await setClock(clock.now() + 5000);
-    assert.equal((await merge(live, seller, 'SalesOrderItems', itemIds[0]!, { CarrierUsed: 'dhl', TrackingNumbers: 'a;b' })).status, 204);
+    assert.equal((await mergeEntity(live, seller, 'SalesOrderItems', itemIds[0]!, { CarrierUsed: 'dhl', TrackingNumbers: 'a;b' })).status, 204);
     assert.equal(await lineCount(), n);
     assert.equal(jsonDate((await getEntity(live, seller, 'SalesOrders', orderId)).ModificationDate), clock.now());
   });

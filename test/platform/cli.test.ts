@@ -12,7 +12,8 @@ import path from 'node:path';
 import { login, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { freshDatabase, type TestDatabase } from '../support/test-database';
 import { CATALOGUE_BIN as BIN } from '../support/serve-process';
-import { callOperation, getCollection, jsonDate, operationValue } from '../operations/operation-client';
+import { callOperation, operationValue } from '../operations/operation-client';
+import { getCollection, jsonDate } from '../support/live-client';
 import { orderDocument, orderItem, paymentEvent, shipmentEvent, type Json } from './platform-client';
 
 function cli(db: TestDatabase, args: string[]) {

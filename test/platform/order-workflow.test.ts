@@ -1,5 +1,5 @@
 /**
- * The connector's order workflow end to end over HTTP (client-compatibility.md, issue 5): the
+ * The connector's order workflow end to end over HTTP (issue 5): the
  * platform delivers three orders; the client fetches the unimported ones with its expand and
  * filter, MERGEs ForeignOrderId through each order's __metadata.uri, fetches again and gets
  * none, MERGEs PaidAmount, then an item's ShippingStatus and its CarrierUsed and TrackingNumbers;
@@ -16,7 +16,7 @@ const clock = new ManualClock(Date.UTC(2024, 8, 16, 7, 0, 0));
 let live: LiveService;
 let seller: Seller;
 
-/** The connector's headers on every request (client-compatibility.md "Every request"). */
+/** The connector's headers on every request. */
 function connector(method: string, url: string, body?: Json): Promise<HttpResponse> {
   return request(url, {
     method,

@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/clock';
 import { ConfigError, loadConfig } from '../../src/config';
 import { request } from '../support/http-client';
 import { asSeller, login, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
-import { getCollection, getEntity, jsonDate, createEntity } from '../operations/operation-client';
+import { getCollection, getEntity, jsonDate, createEntity } from '../support/live-client';
 import {
   deliver,
   documentsUrl,

@@ -1,7 +1,7 @@
 /**
  * An independent evaluation of OData v2 $filter expressions, for checking the live service
  * against. It shares no code with src/: its own tokenizer, recursive-descent parser, typing and
- * evaluator, written from the semantics the service documents (odata-v2-reference.md §4.2, §4.4;
+ * evaluator, written from the semantics the service documents (docs/protocol.md;
  * the header comments of src/store/sql/dialect.ts and src/store/sql/expression.ts):
  *
  * - literals: 5 (Int32, Int64 when it does not fit), 5L, 12.5M, 2.5 / 1E+1 / 2.0f / 1.5d read

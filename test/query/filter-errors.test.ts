@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
-import { encodeOption, KeepAliveClient, odataError, seedRow } from './fixture';
+import { encodeOption, KeepAliveClient, seedRow } from './fixture';
+import { odataError } from '../support/odata-error';
 
 let live: LiveService;
 let seller: Seller;

@@ -1,5 +1,5 @@
 /**
- * Every $filter form the existing connector sends (client-compatibility.md, "Reading"), against a
+ * Every $filter form the existing connector sends (its reads of orders and variations), against a
  * live server with orders, buyers, addresses and items seeded through the store: the exact Ids
  * each form answers, with spaces sent as %20 and as '+', in JSON (as the connector asks) and in
  * Atom; and the order import query's expansions, entity by entity.

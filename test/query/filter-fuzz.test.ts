@@ -21,7 +21,8 @@ import type { HttpResponse } from '../support/http-client';
 import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { mulberry32 } from '../support/random';
 import { FilterError, select, Unspecified, type Data, type FType, type SeededRow } from './evaluator';
-import { jsonIds, KeepAliveClient, inParallel, odataError, sortIds } from './fixture';
+import { jsonIds, KeepAliveClient, inParallel, sortIds } from './fixture';
+import { odataError } from '../support/odata-error';
 import { SCHEMA, seedTableData } from './table-data';
 
 const SEED = 0x5eed_f11e;

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { SPEC_ENTITY_SETS } from '../support/spec';
-import { atomIds, filterUrl, jsonIds, KeepAliveClient, odataError, seedRow, sortIds } from './fixture';
+import { atomIds, filterUrl, jsonIds, KeepAliveClient, seedRow, sortIds } from './fixture';
+import { odataError } from '../support/odata-error';
 
 /** Titles with every special character at the start, in the middle and at the end, and look-alikes. */
 const TITLES = [

@@ -178,44 +178,6 @@ export function atomIds(res: HttpResponse): string[] {
 export const sortIds = (ids: Iterable<string | bigint>): string[] =>
   [...ids].map(String).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
 
-// ---------------------------------------------------------------------------------------------
-// Errors
-
-export interface ODataErrorBody {
-  readonly format: 'json' | 'xml';
-  readonly code: string;
-  readonly message: string;
-}
-
-/**
- * The OData error document of an answer (odata-v2-reference.md §6), checked for its shape: JSON
- * `{"error":{"code","message":{"lang":"en-US","value"}}}` without `d`, or XML `<error>` in the
- * metadata namespace with `<code>` and `<message xml:lang="en-US">`.
- */
-export function odataError(res: HttpResponse): ODataErrorBody {
-  const type = String(res.headers['content-type'] ?? '');
-  if (type.startsWith('application/json')) {
-    const body = obj(JSON.parse(res.body));
-    assert.deepEqual(Object.keys(body), ['error'], `JSON error document: ${res.body}`);
-    const error = obj(body.error);
-    assert.equal(typeof error.code, 'string');
-    const message = obj(error.message);
-    assert.equal(message.lang, 'en-US');
-    assert.equal(typeof message.value, 'string');
-    return { format: 'json', code: error.code as string, message: message.value as string };
-  }
-  assert.match(type, /^application\/xml/, `an OData error document, not ${type}: ${res.body.slice(0, 300)}`);
-  const root = parseXml(res.body).documentElement;
-  assert.equal(root.localName, 'error');
-  assert.equal(root.namespaceURI, M);
-  const code = childElements(root, M, 'code')[0];
-  const message = childElements(root, M, 'message')[0];
-  assert.ok(code, 'XML error has <code>');
-  assert.ok(message, 'XML error has <message>');
-  assert.equal(message.getAttributeNS('http://www.w3.org/XML/1998/namespace', 'lang'), 'en-US');
-  return { format: 'xml', code: code.textContent ?? '', message: message.textContent ?? '' };
-}
-
 /** Headers that authenticate as the seller and ask for a format (JSON the way the connector asks). */
 export function sellerHeaders(seller: Seller, format: 'json' | 'atom'): Record<string, string> {
   return {

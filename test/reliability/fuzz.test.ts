@@ -20,6 +20,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { asSeller, newSeller, startLive, SERVICE_PATH, type LiveService, type Seller } from '../support/live-service';
+import { createEntity } from '../support/live-client';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FIGURES_DIR, reportFigures } from '../support/figures';
@@ -86,11 +87,7 @@ function writeProblems(area: string, problems: readonly string[]): void {
   fs.writeFileSync(file, `seed ${SEED}\n${problems.join('\n')}\n`);
 }
 
-async function create(owner: Seller, path: string, body: unknown): Promise<string> {
-  const res = await asSeller(owner, `${live.root}/${path}`, { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  assert.equal(res.status, 201, res.body);
-  return (JSON.parse(res.body) as { d: { Id: string } }).d.Id;
-}
+const create = (owner: Seller, path: string, body: Record<string, unknown>) => createEntity(live, owner, path, body);
 
 before(async () => {
   trap = http.createServer((req, res) => {

@@ -1,5 +1,5 @@
 /**
- * Every request limit of operations-and-protocol.md and of the README's configuration table,
+ * Every request limit of the README's configuration table (docs/protocol.md, "Limits"),
  * from one table: each limit is accepted at N and refused at N+1, with the documented status and
  * an OData error in the request's format (JSON and XML) whose message names the limit.
  * test/server/errors.test.ts checks one over-limit URL, header block and body; the rules of the

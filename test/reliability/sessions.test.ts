@@ -23,6 +23,7 @@ import { reportFigures } from '../support/figures';
 import { request, type HttpResponse } from '../support/http-client';
 import { byTier } from '../support/tier';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { errorMessage } from '../support/odata-error';
 
 const AXD = '/Authentication_JSON_AppService.axd';
 const MINUTE = 60_000;
@@ -43,14 +44,6 @@ function cookieOf(res: HttpResponse): string | undefined {
 
 /** A well-formed session value nobody was issued (43 base64url characters). */
 const chosenSessionValue = () => randomBytes(32).toString('base64url');
-
-function errorMessage(res: HttpResponse): string {
-  if (String(res.headers['content-type']).startsWith('application/json')) {
-    return (JSON.parse(res.body) as { error: { message: { value: string } } }).error.message.value;
-  }
-  assert.match(res.body, /^<\?xml [^>]*\?><error xmlns="http:\/\/schemas\.microsoft\.com\/ado\/2007\/08\/dataservices\/metadata">/);
-  return /<message xml:lang="en-US">([^<]*)<\/message>/.exec(res.body)?.[1] ?? '';
-}
 
 /** Every header but Date (and the connection bookkeeping that depends on the socket, not the answer). */
 function comparableHeaders(res: HttpResponse): Record<string, unknown> {

@@ -26,8 +26,10 @@ import { VERSION_COLUMN } from '../../src/store/schema';
 import type { EdmValue } from '../../src/odata/edm';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, storeRow, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { atomEntry, type EntryValue } from '../support/entries';
 import { reportFigures } from '../support/figures';
 import { batchBody, changesetPart, httpPart, postBatch, readBatchAnswer, type PartAnswer, type TopAnswer } from '../batch/support';
+import { entityType as typeOf } from '../support/model-types';
 
 type Json = Record<string, unknown>;
 
@@ -40,7 +42,6 @@ const TAG = { a: 'Qx7A', b: 'Qx7B', c: 'Qx7C' } as const;
 const REFERENCES = model.relations.filter((r): r is ReferenceRelation => r.kind === 'reference');
 const FOREIGN_KEY_NAMES = new Set(REFERENCES.map((r) => r.foreignKey));
 
-const typeOf = (name: string) => model.typeByName.get(name)!;
 const referencesOf = (type: EntityTypeDef) => REFERENCES.filter((r) => r.dependent === type.name);
 const creatable = (type: EntityTypeDef) => type.access === 'catalogue';
 
@@ -339,22 +340,6 @@ const navNames = (nav: NavigationDef) => [nav.name, ...nav.aliases];
 const own = (type: string, index = 0) => ids.a[type]![index]!;
 const entityPath = (set: string, id: string) => `/${set}(${id}L)`;
 
-function atomEntry(type: EntityTypeDef, values: Json): string {
-  const props = Object.entries(values)
-    .map(([k, v]) => {
-      const p = type.properties.find((x) => x.name === k);
-      const t = p && p.type !== 'Edm.String' ? ` m:type="${p.type}"` : '';
-      return v === null ? `<d:${k} m:null="true" />` : `<d:${k}${t}>${String(v)}</d:${k}>`;
-    })
-    .join('');
-  return (
-    '<?xml version="1.0" encoding="utf-8"?><entry xmlns="http://www.w3.org/2005/Atom" xmlns:d="http://schemas.microsoft.com/ado/2007/08/dataservices" ' +
-    'xmlns:m="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata">' +
-    `<category term="${model.namespace}.${type.name}" scheme="http://schemas.microsoft.com/ado/2007/08/dataservices/scheme" />` +
-    `<content type="application/xml"><m:properties>${props}</m:properties></content></entry>`
-  );
-}
-
 /** Probes that address a row of `type` by key through `set`. */
 function keyedProbes(set: string, type: EntityTypeDef): Probe[] {
   const probes: Probe[] = [];
@@ -406,7 +391,7 @@ function keyedProbes(set: string, type: EntityTypeDef): Probe[] {
   const body = () => updateBody(type, ids.a);
   for (const method of ['PUT', 'MERGE', 'PATCH']) {
     probes.push({ label: `${method} ${set}(key)`, method, path: at, body, write: true, batch: true, target: type.name });
-    probes.push({ label: `${method} ${set}(key) Atom`, method, path: at, body: () => atomEntry(type, body()), write: true, batch: false, target: type.name });
+    probes.push({ label: `${method} ${set}(key) Atom`, method, path: at, body: () => atomEntry(type, body() as Record<string, EntryValue>, { typed: true }), write: true, batch: false, target: type.name });
   }
   probes.push({ label: `DELETE ${set}(key)`, method: 'DELETE', path: at, write: true, batch: true, target: type.name });
   for (const method of ['MERGE', 'PUT', 'DELETE']) {
@@ -463,7 +448,7 @@ function namingProbes(type: EntityTypeDef): Probe[] {
     // Creates and updates whose foreign key names the foreign row.
     const withKey = (id: string) => ({ ...createBody(dependent, TAG.a, 1, ids.a), [r.foreignKey]: id });
     probes.push({ label: `POST ${dependentSet} ${r.foreignKey}=key`, method: 'POST', path: () => `/${dependentSet}`, body: withKey, write: true, batch: true, target: type.name });
-    probes.push({ label: `POST ${dependentSet} ${r.foreignKey}=key Atom`, method: 'POST', path: () => `/${dependentSet}`, body: (id) => atomEntry(dependent, withKey(id)), write: true, batch: false, target: type.name });
+    probes.push({ label: `POST ${dependentSet} ${r.foreignKey}=key Atom`, method: 'POST', path: () => `/${dependentSet}`, body: (id) => atomEntry(dependent, withKey(id) as Record<string, EntryValue>, { typed: true }), write: true, batch: false, target: type.name });
     probes.push({ label: `MERGE ${dependentSet}(own) ${r.foreignKey}=key`, method: 'MERGE', path: () => entityPath(dependentSet, own(r.dependent)), body: (id) => ({ [r.foreignKey]: id }), write: true, batch: true, target: type.name });
     probes.push({ label: `PUT ${dependentSet}(own) ${r.foreignKey}=key`, method: 'PUT', path: () => entityPath(dependentSet, own(r.dependent)), body: (id) => ({ ...updateBody(dependent, ids.a), [r.foreignKey]: id }), write: true, batch: true, target: type.name });
     probes.push({ label: `POST ${dependentSet}(own) X-HTTP-Method: MERGE ${r.foreignKey}=key`, method: 'POST', path: () => entityPath(dependentSet, own(r.dependent)), body: (id) => ({ [r.foreignKey]: id }), headers: { 'X-HTTP-Method': 'MERGE' }, write: true, batch: false, target: type.name });
@@ -532,7 +517,7 @@ function namingProbes(type: EntityTypeDef): Probe[] {
 /** A service operation's parameter that names an entity: `productVariationId` -> ProductVariation. */
 function entityOfParameter(name: string): EntityTypeDef | undefined {
   if (!name.endsWith('Id')) return undefined;
-  return typeOf(name[0]!.toUpperCase() + name.slice(1, -2));
+  return model.typeByName.get(name[0]!.toUpperCase() + name.slice(1, -2)); // profileId names no entity
 }
 
 /** Every service operation, once per parameter that names an entity (DeleteAccountData names none). */

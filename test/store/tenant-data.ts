@@ -4,26 +4,9 @@
  * the store as the platform side does. Tests of row-level security need rows in every table to
  * show that a fence really holds rows back.
  */
-import assert from 'node:assert/strict';
 import type { EdmValue } from '../../src/odata/edm';
-import { asSeller, storeRow, type LiveService, type Seller } from '../support/live-service';
-
-type Json = Record<string, unknown>;
-
-async function create(live: LiveService, s: Seller, set: string, body: Json, idempotencyKey?: string): Promise<string> {
-  const res = await asSeller(s, `${live.root}/${set}`, {
-    method: 'POST',
-    headers: { Accept: 'application/json', 'Content-Type': 'application/json', ...(idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {}) },
-    body: JSON.stringify(body),
-  });
-  assert.equal(res.status, 201, `${set}: ${res.body}`);
-  return String((JSON.parse(res.body) as { d: { Id: string } }).d.Id);
-}
-
-async function link(live: LiveService, s: Seller, path: string, uri: string): Promise<void> {
-  const res = await asSeller(s, live.root + path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ uri }) });
-  assert.equal(res.status, 204, `${path}: ${res.body}`);
-}
+import { storeRow, type LiveService, type Seller } from '../support/live-service';
+import { addLink, createEntity } from '../support/live-client';
 
 async function seed(live: LiveService, accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<bigint> {
   return storeRow(live, accountId, live.service.app.model.typeByName.get(typeName)!, values);
@@ -31,21 +14,21 @@ async function seed(live: LiveService, accountId: number, typeName: string, valu
 
 /** One row or more in every tenant table of the seller's account. */
 export async function fillEveryTenantTable(live: LiveService, s: Seller, tag: string): Promise<void> {
-  const product = await create(live, s, 'Products', { Title: `${tag} product`, Price: '19.99', StockAmount: 3 });
-  const child = await create(live, s, 'Products', { Title: `${tag} child`, Price: '5', StockAmount: 1 });
-  await create(live, s, 'ProductImages', { ProductId: product, ImageUrl: `https://img.example.com/${tag}.jpg`, Type: 1 });
-  await create(live, s, 'ProductSpecifics', { ProductId: product, Name: 'Brand', Value: `${tag} brand` });
-  const variation = await create(live, s, 'ProductVariations', { ProductId: product, Price: '20', StockAmount: 2, Sku: `${tag}-RED` });
-  await create(live, s, 'ProductVariationSpecifics', { ProductVariationId: variation, Name: 'Colour', Value: 'Red' });
-  await create(live, s, 'ProductVariationPictures', { ProductVariationId: variation, ImageUrl: `https://img.example.com/${tag}-red.jpg`, ImagePosition: 0 });
-  const catalog = await create(live, s, 'Catalogs', { Name: `${tag} catalog`, IsRootLevel: true });
-  const childCatalog = await create(live, s, 'Catalogs', { Name: `${tag} child catalog` });
-  await link(live, s, `/Products(${product}L)/$links/Catalogs`, `Catalogs(${catalog}L)`);
-  await link(live, s, `/Catalogs(${catalog}L)/$links/ChildCatalogs`, `Catalogs(${childCatalog}L)`);
-  await create(live, s, 'CarParts', { ProductId: product, KType: 12345, HSN: '0603', TSN: 'ABC' });
-  await create(live, s, 'OptionalProductAttributes', { ProductId: product, Name: 'Warranty', Value: '2 years' });
-  await create(live, s, 'DiscountOffers', { ProductId: product, ProductVariationId: variation, Price: '25', Type: 1 });
-  await create(live, s, 'ProductRelations', { ParentProductId: product, ChildProductId: child, Quantity: 2 });
+  const product = await createEntity(live, s, 'Products', { Title: `${tag} product`, Price: '19.99', StockAmount: 3 });
+  const child = await createEntity(live, s, 'Products', { Title: `${tag} child`, Price: '5', StockAmount: 1 });
+  await createEntity(live, s, 'ProductImages', { ProductId: product, ImageUrl: `https://img.example.com/${tag}.jpg`, Type: 1 });
+  await createEntity(live, s, 'ProductSpecifics', { ProductId: product, Name: 'Brand', Value: `${tag} brand` });
+  const variation = await createEntity(live, s, 'ProductVariations', { ProductId: product, Price: '20', StockAmount: 2, Sku: `${tag}-RED` });
+  await createEntity(live, s, 'ProductVariationSpecifics', { ProductVariationId: variation, Name: 'Colour', Value: 'Red' });
+  await createEntity(live, s, 'ProductVariationPictures', { ProductVariationId: variation, ImageUrl: `https://img.example.com/${tag}-red.jpg`, ImagePosition: 0 });
+  const catalog = await createEntity(live, s, 'Catalogs', { Name: `${tag} catalog`, IsRootLevel: true });
+  const childCatalog = await createEntity(live, s, 'Catalogs', { Name: `${tag} child catalog` });
+  await addLink(live, s, `/Products(${product}L)/$links/Catalogs`, `Catalogs(${catalog}L)`);
+  await addLink(live, s, `/Catalogs(${catalog}L)/$links/ChildCatalogs`, `Catalogs(${childCatalog}L)`);
+  await createEntity(live, s, 'CarParts', { ProductId: product, KType: 12345, HSN: '0603', TSN: 'ABC' });
+  await createEntity(live, s, 'OptionalProductAttributes', { ProductId: product, Name: 'Warranty', Value: '2 years' });
+  await createEntity(live, s, 'DiscountOffers', { ProductId: product, ProductVariationId: variation, Price: '25', Type: 1 });
+  await createEntity(live, s, 'ProductRelations', { ParentProductId: product, ChildProductId: child, Quantity: 2 });
   const buyer = await seed(live, s.accountId, 'Buyer', { BuyerName: `${tag}-buyer`, Email: `${tag}@example.com` });
   const address = await seed(live, s.accountId, 'Address', { BuyerId: buyer, Name: 'Erika', Surname: 'Mustermann', Country: 'DE' });
   const order = await seed(live, s.accountId, 'SalesOrder', {
@@ -78,5 +61,5 @@ export async function fillEveryTenantTable(live: LiveService, s: Seller, tag: st
     );
   });
   // A create with an Idempotency-Key: its first answer is kept in idempotency_keys.
-  await create(live, s, 'Catalogs', { Name: `${tag} keyed catalog` }, `${tag}-key-1`);
+  await createEntity(live, s, 'Catalogs', { Name: `${tag} keyed catalog` }, { 'Idempotency-Key': `${tag}-key-1` });
 }

@@ -1,6 +1,6 @@
 /** Facts written out literally from the interface specification, for tests to check against. */
 
-/** The 17 entity sets of the service index (interface-specification.md, item 5). */
+/** The 17 entity sets that the specification's service index names. */
 export const SPEC_ENTITY_SETS: readonly string[] = [
   'Catalogs',
   'Products',
@@ -21,7 +21,7 @@ export const SPEC_ENTITY_SETS: readonly string[] = [
   'CarParts',
 ];
 
-/** The XML namespaces of OData v1/v2 payloads (odata-v2-reference.md §2.1), written out. */
+/** The XML namespaces of OData v1/v2 payloads, written out. */
 export const ATOM = 'http://www.w3.org/2005/Atom';
 export const D = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
 export const M = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';

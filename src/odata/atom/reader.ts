@@ -1,5 +1,5 @@
 /**
- * Atom and plain-XML request bodies (OData v2, Atom format): an entry to create or update an
+ * Atom and plain-XML request bodies (docs/protocol.md): an entry to create or update an
  * entity, and the `<uri>` document of $links requests.
  *
  * Parsed with saxes, namespace-aware and order-agnostic: clients differ in element order

@@ -1,5 +1,5 @@
 /**
- * Atom and plain-XML response bodies (odata-v2-reference.md §2.2–2.6), written as strings.
+ * Atom and plain-XML response bodies (docs/protocol.md, "Formats"), written as strings.
  *
  * Everything that depends only on the entity type (category, edit link, navigation links, the
  * property element tags with their m:type) is built once per type and cached; writing an entry

@@ -1,5 +1,5 @@
 /**
- * A $batch request body (odata-v2-reference.md §5.7, client-compatibility.md "$batch") as typed
+ * A $batch request body (docs/protocol.md, "$batch") as typed
  * parts: top-level GET queries and changesets of writes. Pure framing: targets are not resolved
  * and nothing is executed here.
  *
@@ -19,7 +19,7 @@ export interface BatchLimits {
   readonly maxOperationsPerChangeset: number;
 }
 
-/** operations-and-protocol.md: 100 parts per batch, 100 operations per changeset. */
+/** The default limits: 100 parts per batch, 100 operations per changeset. */
 export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxParts: 100, maxOperationsPerChangeset: 100 };
 
 export type BatchRequestPart =

@@ -7,7 +7,7 @@ import { badRequest } from '../errors';
 import { echo } from './echo';
 import { readHeaderBlock, readRequestLine } from './headers';
 
-/** The methods an inner request may use; PATCH is an alias of MERGE (odata-v2-reference.md §0.7). */
+/** The methods an inner request may use; PATCH is an alias of MERGE (SAP's clients send it). */
 export const BATCH_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'PUT', 'MERGE', 'PATCH', 'DELETE']);
 
 export interface InnerRequest {

@@ -1,5 +1,5 @@
 /**
- * The multipart/mixed body of a $batch response (OData v2 batch processing): one top-level part
+ * The multipart/mixed body of a $batch response (docs/protocol.md, "$batch"): one top-level part
  * per request part, a changeset answered by a nested multipart/mixed part holding one
  * application/http response per operation. A failed changeset is answered by the caller with a
  * single `response` part instead; the writer needs no special case for it.

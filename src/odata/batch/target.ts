@@ -1,5 +1,5 @@
 /**
- * Where an inner request's target points, below the service root (odata-v2-reference.md §5.7):
+ * Where an inner request's target points, below the service root (docs/protocol.md, "$batch"):
  * relative to the service root (`Products(1L)`, what datajs writes), an absolute path
  * (`/publicapi/v1/api.svc/Products(1L)`), an absolute URI (`https://host/publicapi/v1/api.svc/…`,
  * what the connector writes), or a `$<Content-ID>` reference to an entity an earlier operation

@@ -2,7 +2,7 @@
  * Type binding of one node at a time: the parser calls these as it reduces, with operands that
  * are already bound, so binding never walks a tree (and never recurses).
  *
- * Rules (odata-v2-reference.md 4.4, narrowed to the model's types): numeric operands widen
+ * Rules (OData v2's, narrowed to the model's types): numeric operands widen
  * Int32 -> Int64 -> Decimal to the wider of the two, a literal in place and anything else through
  * a `convert` node; comparisons need one type family; arithmetic needs numbers; and/or/not need
  * Booleans; the literal null takes the type the other side gives it.

@@ -4,7 +4,7 @@
  * one, so a syntax error is reported at the first place it occurs, whatever follows.
  *
  * The lexer knows no keywords: `and`, `not`, `null`, `asc` are names whose meaning depends on
- * where the parser meets them. It does know the shapes of literals (odata-v2-reference.md 4.2):
+ * where the parser meets them. It does know the shapes of literals (docs/protocol.md, "Literals"):
  * numbers with an optional sign, exponent and type suffix, quoted strings with '' for a quote, and
  * prefixed quoted literals such as datetime'…' and guid'…'.
  */

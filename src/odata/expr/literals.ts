@@ -1,5 +1,5 @@
 /**
- * URI literals (odata-v2-reference.md 4.2) read into the internal value forms of ../edm.ts and
+ * URI literals (docs/protocol.md, "Literals") read into the internal value forms of ../edm.ts and
  * written back: the literals of $filter and $orderby, and single literals such as $skiptoken
  * values and service-operation parameters.
  *

@@ -1,5 +1,5 @@
 /**
- * $orderby: comma-separated `expr [asc|desc]` items (odata-v2-reference.md 4.3). Each expression
+ * $orderby: comma-separated `expr [asc|desc]` items (docs/protocol.md). Each expression
  * is of the $filter grammar and of any type; the limits apply to the whole text, not per item.
  */
 import type { EntityTypeDef, Model } from '../../model/types';

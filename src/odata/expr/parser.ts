@@ -3,7 +3,7 @@
  * stacks (no recursion), so no input can exhaust the call stack. Each node is bound (./bind.ts,
  * ./functions.ts) as soon as it is reduced, so the result is the typed tree of ./ast.ts.
  *
- * Precedence, high to low (odata-v2-reference.md 4.4): ( ), member access and calls, unary - and
+ * Precedence, high to low (OData v2's): ( ), member access and calls, unary - and
  * not, mul div mod, add sub, lt gt le ge, eq ne, and, or; binary operators are left-associative.
  *
  * Limits are enforced as the text is read, before the work they bound: the length first, then

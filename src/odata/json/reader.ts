@@ -1,5 +1,5 @@
 /**
- * JSON verbose request bodies (odata-v2-reference.md §3.5, client-compatibility.md): an entity
+ * JSON verbose request bodies (docs/protocol.md, "Formats"): an entity
  * (insert, update) and a link ($links). Lenient where the real clients need it (a BOM, trailing
  * whitespace such as `\n\r\r\n`, an optional {"d":…} wrapper, loosely typed values coerced by
  * fromJson()), strict everywhere else: every malformed body is an ODataError 400, never a

@@ -1,5 +1,5 @@
 /**
- * JSON verbose response bodies (odata-v2-reference.md §3): entities, feeds (streamed in pieces),
+ * JSON verbose response bodies (docs/protocol.md): entities, feeds (streamed in pieces),
  * properties, links and service operation results. Everything is built by string concatenation;
  * JSON.stringify is used for strings only (through toJson() for values). What depends only on the
  * entity type (member names, the type name, navigation members) is computed once per type, and

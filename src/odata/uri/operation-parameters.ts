@@ -1,6 +1,6 @@
 /**
  * Service operation parameters from the query string, typed as the model declares them
- * (operations-and-protocol.md): Int64 with an optional L/l suffix (`productId=123L`), Decimal with
+ * (docs/protocol.md): Int64 with an optional L/l suffix (`productId=123L`), Decimal with
  * an optional M/m suffix (`price=109.900000m`), Int32 and Boolean plain. Every problem is a 400
  * naming the parameter; parameters the operation does not declare are ignored, as clients send
  * some (`DiscountOffer=9.99m`).

@@ -1,7 +1,7 @@
 /**
- * The resource path below the service root, parsed against the model (odata-v2-reference.md 4.1,
- * 4.2, 5.4): service document, $metadata, $batch, a service operation, or a resource addressed
- * from an entity set through keys, navigations, a property, $links and $count.
+ * The resource path below the service root, parsed against the model (docs/protocol.md,
+ * "Service root and addressing"): service document, $metadata, $batch, a service operation, or a
+ * resource addressed from an entity set through keys, navigations, a property, $links and $count.
  *
  * Every problem is an ODataError: 404 "Resource not found for the segment 'X'." for an unknown
  * set, operation, navigation or property name (WCF's wording), 400 naming the segment for

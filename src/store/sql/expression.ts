@@ -2,7 +2,7 @@
  * Compiles a bound $filter / $orderby tree (../../odata/expr/ast.ts) to SQL over one row alias.
  * Values only ever become bound parameters; names come from the model.
  *
- * Null semantics are those of WCF Data Services over .NET (odata-v2-reference.md §4.4):
+ * Null semantics are those of WCF Data Services over .NET (docs/protocol.md, "$filter"):
  * - eq and ne are null-safe: null eq null is true, null ne 'x' is true;
  * - lt, le, gt and ge with a null operand are false (never unknown), so `not (Price lt 5)` holds
  *   for a null Price;

@@ -1,5 +1,5 @@
 /**
- * The shop connector's $batch, replayed byte for byte: one
+ * The shop connector's $batch (docs/protocol.md, "$batch"), replayed byte for byte: one
  * changeset of 17 operations with absolute URIs, Content-ID among the inner HTTP headers, MERGE
  * bodies ending in "\n\r", DELETEs followed directly by the next delimiter, a Content-Length on
  * the changeset part and an extra empty line between the two closings. And the connector's rule
@@ -31,7 +31,7 @@ function onlyChangeset(parts: BatchRequestPart[]) {
   return part.requests;
 }
 
-test("the fixture has the layout of the connector's own requests", () => {
+test('the fixture has the connector\'s layout (docs/protocol.md, "$batch")', () => {
   const text = connectorBody().toString('latin1');
   const cs = CONNECTOR_CHANGESET_BOUNDARY;
   // A DELETE's empty line is followed directly by the next delimiter.

@@ -1,6 +1,6 @@
 /**
  * Batch request bodies shared by the batch tests: the connector's product deletion exactly as
- * the connector sends its bytes, and small helpers to build others.
+ * the connector sends its bytes (docs/protocol.md, "$batch"), and small helpers to build others.
  */
 import { connectorBoundary, connectorPieces } from '../../support/connector-batch-reader';
 

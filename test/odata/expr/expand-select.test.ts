@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { model } from '../../../src/model/catalogue-model';
 import { DEFAULT_EXPAND_LIMITS, parseExpand, parseSelect, type ExpandNode } from '../../../src/odata/expr';
 import { assertBadRequest, expandText } from './tree-text';
+import { setType as typeOf } from '../../support/model-types';
 
-const typeOf = (setName: string) => model.typeBySetName.get(setName)!;
 const expand = (setName: string, text: string, limits = DEFAULT_EXPAND_LIMITS): ExpandNode[] =>
   parseExpand(model, typeOf(setName), text, limits);
 const select = (setName: string, text: string, expandText = ''): ReadonlySet<string> =>

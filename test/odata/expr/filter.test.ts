@@ -1,21 +1,15 @@
 /**
  * $filter parsing and binding against the catalogue model: the forms real clients send
- * (client-compatibility.md), precedence and associativity, navigation paths, null binding,
+ * (docs/protocol.md, "Literals"), precedence and associativity, navigation paths, null binding,
  * numeric widening, and the 400 for every kind of mistake.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { model } from '../../../src/model/catalogue-model';
-import type { EntityTypeDef } from '../../../src/model/types';
 import { parseFilter, type Expr } from '../../../src/odata/expr';
 import { assertBadRequest, sexpr } from './tree-text';
-
-function typeOf(setName: string): EntityTypeDef {
-  const type = model.typeBySetName.get(setName);
-  assert.ok(type, setName);
-  return type;
-}
+import { setType as typeOf } from '../../support/model-types';
 
 const filter = (setName: string, text: string): Expr => parseFilter(model, typeOf(setName), text);
 const tree = (setName: string, text: string): string => sexpr(filter(setName, text));

@@ -1,5 +1,5 @@
 /**
- * URI literals: every form of odata-v2-reference.md 4.2 and its edge values, read exactly;
+ * URI literals: every form of docs/protocol.md "Literals" and its edge values, read exactly;
  * formatUriLiteral as the inverse of parseUriLiteral for every type.
  */
 import { test } from 'node:test';
