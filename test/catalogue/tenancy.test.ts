@@ -217,7 +217,7 @@ function atomEntry(type: EntityTypeDef, props: Json): string {
 }
 
 const setsAndAliases = (): [string, EntityTypeDef][] => [...model.typeBySetName.entries()];
-const navNames = (nav: NavigationDef) => [nav.name, ...nav.aliases];
+const navNames = (nav: NavigationDef) => [nav.name];
 const typeOf = (name: string) => model.typeByName.get(name)!;
 
 // ---------------------------------------------------------------------------------------------
