@@ -161,6 +161,8 @@ test('every entity type of the model is present with its key and every property 
       const where = `${t.name}.${def.name}`;
       assert.equal(attr(x, 'Type'), def.type, `${where} Type`);
       assert.equal(attr(x, 'Nullable'), def.nullable ? 'true' : 'false', `${where} Nullable`);
+      // The ETag moves with any change of the row: every property but the key is a concurrency token.
+      assert.equal(attr(x, 'ConcurrencyMode'), def.access === 'key' ? null : 'Fixed', `${where} ConcurrencyMode`);
       assert.equal(attr(x, 'MaxLength'), def.maxLength === undefined ? null : String(def.maxLength), `${where} MaxLength`);
       if (def.type === 'Edm.String') {
         assert.deepEqual(attrs(x, ['Unicode', 'FixedLength']), { Unicode: 'true', FixedLength: 'false' }, `${where} facets`);
@@ -555,7 +557,7 @@ test("datajs's metadata handler reads the document", () => {
   assert.ok(product);
   assert.deepEqual(product.key.propertyRef.map((r) => r.name), ['Id']);
   assert.deepEqual(product.property.find((x) => x.name === 'Title'), {
-    name: 'Title', type: 'Edm.String', nullable: 'false', maxLength: '80', unicode: 'true', fixedLength: 'false',
+    name: 'Title', type: 'Edm.String', nullable: 'false', maxLength: '80', unicode: 'true', fixedLength: 'false', concurrencyMode: 'Fixed',
   });
   assert.deepEqual(product.navigationProperty?.map((n) => n.name), [
     'ProductImages',
