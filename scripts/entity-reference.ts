@@ -121,8 +121,7 @@ function navigationKind(m: Model, t: EntityTypeDef, n: NavigationDef): string {
 function navigationTable(m: Model, t: EntityTypeDef): string[] {
   if (t.navigations.length === 0) return [];
   const rows = t.navigations.map((n) => {
-    const names = [n.name, ...n.aliases].map(code).join(' (also ') + (n.aliases.length ? ')' : '');
-    return `| ${names} | ${code(setOf(m, n.target))} | ${navigationKind(m, t, n)} |`;
+    return `| ${code(n.name)} | ${code(setOf(m, n.target))} | ${navigationKind(m, t, n)} |`;
   });
   return ['| Navigation | Leads to | Multiplicity |', '|---|---|---|', ...rows];
 }

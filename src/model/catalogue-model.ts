@@ -4,7 +4,7 @@
  * Everything else ($metadata, tables, validation, Atom, JSON) is generated from this file.
  */
 import { defineModel, p } from './define';
-import type { RelationDef } from './types';
+import type { ReferenceRelation } from './types';
 
 const NS = 'CatalogueService';
 
@@ -27,7 +27,7 @@ const reference = (
   dependentNav: string | undefined,
   foreignKey: string,
   onDelete: 'cascade' | 'setNull' | 'restrict',
-): RelationDef => ({
+): ReferenceRelation => ({
   kind: 'reference',
   name,
   principal,
@@ -164,7 +164,6 @@ export const model = defineModel({
         CreationDate: p.created(),
         ModificationDate: p.modified(),
       },
-      navigationAliases: { ProductVariationImages: ['ProductVariationPictures'] },
     },
     {
       name: 'ProductVariationSpecific',
@@ -414,7 +413,12 @@ export const model = defineModel({
       rightColumn: 'child_catalog_id',
     },
     owned('ProductVariation', 'ProductVariationSpecifics', 'ProductVariationSpecific', 'ProductVariation', 'ProductVariationId'),
-    owned('ProductVariation', 'ProductVariationImages', 'ProductVariationImage', 'ProductVariation', 'ProductVariationId'),
+    // The shop connector reads the images of a variation as ProductVariationPictures (the name of
+    // their set alias), from every variation it is given: a twin navigation of ProductVariationImages.
+    {
+      ...owned('ProductVariation', 'ProductVariationImages', 'ProductVariationImage', 'ProductVariation', 'ProductVariationId'),
+      principalNavTwins: ['ProductVariationPictures'],
+    },
     owned('ProductVariation', 'DiscountOffers', 'DiscountOffer', 'ProductVariation', 'ProductVariationId'),
     reference('Buyer_SalesOrders', 'Buyer', 'SalesOrders', 'SalesOrder', 'Buyer', 'BuyerId', 'restrict'),
     reference('Address_SalesOrders', 'Address', 'SalesOrders', 'SalesOrder', 'Address', 'AddressId', 'restrict'),

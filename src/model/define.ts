@@ -3,12 +3,14 @@
  * column names, navigation properties and CSDL role names are derived here, never written twice.
  */
 import type {
+  AssociationDef,
   EdmType,
   EntityTypeDef,
   Model,
   NavigationDef,
   PropertyDef,
   RelationDef,
+  RelationEnd,
   ServiceOperationDef,
   SetAccess,
 } from './types';
@@ -20,7 +22,7 @@ export function snakeCase(name: string): string {
     .toLowerCase();
 }
 
-type PropertyOptions = Partial<Omit<PropertyDef, 'name' | 'type' | 'column'>>;
+type PropertyOptions = Partial<Omit<PropertyDef, 'name' | 'type' | 'column' | 'concurrencyToken'>>;
 
 /** A property declaration before it knows its name (the key of the declaring object). */
 export interface PropertySpec {
@@ -51,8 +53,6 @@ export interface EntitySpec {
   readonly setAliases?: readonly string[];
   readonly access: SetAccess;
   readonly properties: Readonly<Record<string, PropertySpec>>;
-  /** Navigation name -> further names that answer like it. */
-  readonly navigationAliases?: Readonly<Record<string, readonly string[]>>;
   readonly uniqueKeys?: readonly (readonly string[])[];
 }
 
@@ -66,11 +66,14 @@ export interface ModelSpec {
 
 function buildProperty(name: string, s: PropertySpec): PropertyDef {
   const o = s.options;
+  const access = o.access ?? 'writable';
   return {
     name,
     type: s.type,
     nullable: o.nullable ?? false,
-    access: o.access ?? 'writable',
+    access,
+    // The ETag is the row version (see the store's schema): any change of the row moves it.
+    concurrencyToken: access !== 'key',
     column: snakeCase(name),
     ...(o.maxLength !== undefined ? { maxLength: o.maxLength } : {}),
     ...(o.requiredOnCreate ? { requiredOnCreate: true } : {}),
@@ -87,19 +90,14 @@ interface NavEnd {
   readonly target: string;
   readonly many: boolean;
   readonly relation: RelationDef;
+  readonly association: string;
   readonly fromRole: string;
   readonly toRole: string;
 }
 
-/** One end of a relation: the entity type that plays it and its CSDL role name. */
-export interface RelationEnd {
-  readonly type: string;
-  readonly role: string;
-}
-
 /**
- * The two ends of a relation with their CSDL role names: the only place role names are derived
- * (navigations and $metadata Associations both read them from here).
+ * The two ends of an association with their CSDL role names: the only place role names are
+ * derived (navigations and $metadata both read them from here).
  *
  * - reference: [principal end, dependent end], roles `${name}_${principal}` and
  *   `${name}_${dependent}`; a self-reference would give both one name, so the dependent's
@@ -109,37 +107,54 @@ export interface RelationEnd {
  *   leads to left entities) and the right type plays `${name}_${leftNav}`. E.g. in
  *   Catalog_ChildCatalogs the child end is Catalog_ChildCatalogs_ChildCatalogs.
  */
-export function relationRoles(r: RelationDef): readonly [RelationEnd, RelationEnd] {
+function associationEnds(name: string, r: RelationDef): readonly [RelationEnd, RelationEnd] {
   if (r.kind === 'reference') {
-    const principalRole = `${r.name}_${r.principal}`;
-    const dependentRole = `${r.name}_${r.dependent}`;
+    const principalRole = `${name}_${r.principal}`;
+    const dependentRole = `${name}_${r.dependent}`;
     return [
       { type: r.principal, role: principalRole },
       { type: r.dependent, role: principalRole === dependentRole ? `${dependentRole}_Dependent` : dependentRole },
     ];
   }
   return [
-    { type: r.left, role: `${r.name}_${r.rightNav}` },
-    { type: r.right, role: `${r.name}_${r.leftNav}` },
+    { type: r.left, role: `${name}_${r.rightNav}` },
+    { type: r.right, role: `${name}_${r.leftNav}` },
   ];
+}
+
+/** The association of a relation (named after it), then one per twin navigation of a reference. */
+function associationsOf(r: RelationDef): AssociationDef[] {
+  const own: AssociationDef = { name: r.name, relation: r, ends: associationEnds(r.name, r) };
+  if (r.kind !== 'reference') return [own];
+  const twins = (r.principalNavTwins ?? []).map((twin): AssociationDef => {
+    const name = `${r.principal}_${twin}`;
+    return { name, relation: r, ends: associationEnds(name, r) };
+  });
+  return [own, ...twins];
 }
 
 /** Both ends of a relation, as navigations (an end without a navigation name is skipped). */
 function navigationEnds(r: RelationDef): NavEnd[] {
   const ends: NavEnd[] = [];
-  const [first, second] = relationRoles(r);
+  const [own, ...twins] = associationsOf(r);
+  const [first, second] = own!.ends;
   if (r.kind === 'reference') {
     // first = principal, second = dependent.
     if (r.principalNav) {
-      ends.push({ owner: r.principal, name: r.principalNav, target: r.dependent, many: true, relation: r, fromRole: first.role, toRole: second.role });
+      ends.push({ owner: r.principal, name: r.principalNav, target: r.dependent, many: true, relation: r, association: r.name, fromRole: first.role, toRole: second.role });
+    }
+    // A twin is one more to-many navigation on the principal, with an association of its own.
+    for (const [i, twin] of (r.principalNavTwins ?? []).entries()) {
+      const a = twins[i]!;
+      ends.push({ owner: r.principal, name: twin, target: r.dependent, many: true, relation: r, association: a.name, fromRole: a.ends[0].role, toRole: a.ends[1].role });
     }
     if (r.dependentNav) {
-      ends.push({ owner: r.dependent, name: r.dependentNav, target: r.principal, many: false, relation: r, fromRole: second.role, toRole: first.role });
+      ends.push({ owner: r.dependent, name: r.dependentNav, target: r.principal, many: false, relation: r, association: r.name, fromRole: second.role, toRole: first.role });
     }
   } else {
     // first = left, second = right; a navigation goes from the role its owner plays to the other.
-    ends.push({ owner: r.left, name: r.leftNav, target: r.right, many: true, relation: r, fromRole: first.role, toRole: second.role });
-    ends.push({ owner: r.right, name: r.rightNav, target: r.left, many: true, relation: r, fromRole: second.role, toRole: first.role });
+    ends.push({ owner: r.left, name: r.leftNav, target: r.right, many: true, relation: r, association: r.name, fromRole: first.role, toRole: second.role });
+    ends.push({ owner: r.right, name: r.rightNav, target: r.left, many: true, relation: r, association: r.name, fromRole: second.role, toRole: first.role });
   }
   return ends;
 }
@@ -154,9 +169,9 @@ export function defineModel(m: ModelSpec): Model {
         target: end.target,
         many: end.many,
         relation: end.relation,
+        association: end.association,
         fromRole: end.fromRole,
         toRole: end.toRole,
-        aliases: e.navigationAliases?.[end.name] ?? [],
       }));
     return {
       name: e.name,
@@ -180,6 +195,7 @@ export function defineModel(m: ModelSpec): Model {
     containerName: m.containerName,
     entityTypes,
     relations: m.relations,
+    associations: m.relations.flatMap(associationsOf),
     operations: m.operations,
     typeByName,
     typeBySetName,
@@ -194,7 +210,7 @@ function checkModel(model: Model): void {
   const problems: string[] = [];
   for (const t of model.entityTypes) {
     const names = new Set<string>();
-    for (const member of [...t.properties.map((x) => x.name), ...t.navigations.flatMap((n) => [n.name, ...n.aliases])]) {
+    for (const member of [...t.properties.map((x) => x.name), ...t.navigations.map((n) => n.name)]) {
       if (names.has(member)) problems.push(`${t.name}.${member} is declared twice`);
       names.add(member);
     }
@@ -212,12 +228,17 @@ function checkModel(model: Model): void {
       if (r.onDelete === 'setNull' && fk && !fk.nullable) problems.push(`relation ${r.name}: setNull needs a nullable ${r.foreignKey}`);
     }
   }
+  const associationNames = new Set<string>();
+  for (const a of model.associations) {
+    if (associationNames.has(a.name)) problems.push(`association ${a.name} is declared twice`);
+    associationNames.add(a.name);
+  }
   if (problems.length) throw new Error(`The entity model is inconsistent:\n${problems.join('\n')}`);
 }
 
-/** The navigation named `name` (or one of its aliases) of a type. */
+/** The navigation named `name` of a type. */
 export function findNavigation(t: EntityTypeDef, name: string): NavigationDef | undefined {
-  return t.navigations.find((n) => n.name === name || n.aliases.includes(name));
+  return t.navigations.find((n) => n.name === name);
 }
 
 export function findProperty(t: EntityTypeDef, name: string): PropertyDef | undefined {

@@ -33,6 +33,12 @@ export interface PropertyDef {
   readonly max?: number;
   /** Maintained by the service: set on create, and on every change for 'modified'. */
   readonly timestamp?: 'created' | 'modified';
+  /**
+   * A change of this property moves the entity's ETag, so $metadata declares it
+   * ConcurrencyMode="Fixed" (generated clients then send If-Match). The ETag is the row's version,
+   * which every change of the row moves, whoever makes it: so every property but the key.
+   */
+  readonly concurrencyToken: boolean;
 }
 
 /** What a seller may do with a set through the public API. */
@@ -84,6 +90,13 @@ export interface ReferenceRelation {
   /** Foreign-key property on the dependent. */
   readonly foreignKey: string;
   readonly onDelete: OnDelete;
+  /**
+   * Further to-many navigations on the principal over the same foreign key, each a navigation of
+   * its own: entries carry it, $metadata declares it with an association of its own
+   * (`${principal}_${twin}`) over the same two entity sets, and it reads and writes exactly like
+   * principalNav. ProductVariationPictures: the name the shop connector reads from every variation.
+   */
+  readonly principalNavTwins?: readonly string[];
 }
 
 /** Many-to-many through a link table of (account, left id, right id), managed with $links. */
@@ -119,11 +132,29 @@ export interface NavigationDef {
   readonly target: string;
   readonly many: boolean;
   readonly relation: RelationDef;
+  /** Name of the CSDL Association (and AssociationSet) the navigation is declared with. */
+  readonly association: string;
   /** Role names for CSDL: this end and the other end. */
   readonly fromRole: string;
   readonly toRole: string;
-  /** Other names that answer exactly like this navigation (ProductVariationPictures). */
-  readonly aliases: readonly string[];
+}
+
+/** One end of an association: the entity type that plays it and its CSDL role name. */
+export interface RelationEnd {
+  readonly type: string;
+  readonly role: string;
+}
+
+/**
+ * A CSDL Association with its AssociationSet of the same name. Every relation has one, named
+ * after it; each twin navigation of a reference relation (principalNavTwins) has one more over
+ * the same ends.
+ */
+export interface AssociationDef {
+  readonly name: string;
+  readonly relation: RelationDef;
+  /** reference: [principal, dependent]; linkTable / throughEntity: [left, right]. */
+  readonly ends: readonly [RelationEnd, RelationEnd];
 }
 
 export interface OperationParameterDef {
@@ -144,6 +175,8 @@ export interface Model {
   readonly containerName: string;
   readonly entityTypes: readonly EntityTypeDef[];
   readonly relations: readonly RelationDef[];
+  /** The CSDL associations: one per relation, one more per twin navigation. */
+  readonly associations: readonly AssociationDef[];
   readonly operations: readonly ServiceOperationDef[];
   /** Set name or alias -> entity type. */
   readonly typeBySetName: ReadonlyMap<string, EntityTypeDef>;

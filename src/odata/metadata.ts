@@ -2,17 +2,17 @@
  * $metadata: the EDMX 1.0 / CSDL 2.0 document of the service, generated from the entity model.
  * It is computed once (callers cache the string); nothing here runs per request.
  *
- * Not shown in $metadata, by design: set aliases and navigation aliases (ProductVariationPictures
- * answers like ProductVariationImages, but $metadata names only the latter).
+ * Not shown in $metadata, by design: set aliases (the set ProductVariationPictures answers like
+ * ProductVariationImages, but the container names only the latter, as the service document does).
+ * The navigation ProductVariationPictures is a navigation of its own and is declared.
  */
-import { relationRoles } from '../model/define';
 import type {
+  AssociationDef,
   EntityTypeDef,
   Model,
   Multiplicity,
   NavigationDef,
   PropertyDef,
-  RelationDef,
   ServiceOperationDef,
 } from '../model/types';
 import { escapeXml } from './xml-escape';
@@ -40,13 +40,14 @@ function renderProperty(prop: PropertyDef): string {
   } else if (prop.type === 'Edm.Decimal') {
     facets += attr('Precision', DECIMAL_PRECISION) + attr('Scale', DECIMAL_SCALE);
   }
-  return `<Property${attr('Name', prop.name)}${attr('Type', prop.type)}${attr('Nullable', String(prop.nullable))}${facets}/>`;
+  // Generated clients send If-Match for an entity whose type has a Fixed property.
+  const concurrency = prop.concurrencyToken ? attr('ConcurrencyMode', 'Fixed') : '';
+  return `<Property${attr('Name', prop.name)}${attr('Type', prop.type)}${attr('Nullable', String(prop.nullable))}${facets}${concurrency}/>`;
 }
 
 function renderNavigation(ns: string, nav: NavigationDef): string {
-  // Aliases (nav.aliases) are deliberately left out.
   return (
-    `<NavigationProperty${attr('Name', nav.name)}${attr('Relationship', `${ns}.${nav.relation.name}`)}` +
+    `<NavigationProperty${attr('Name', nav.name)}${attr('Relationship', `${ns}.${nav.association}`)}` +
     `${attr('FromRole', nav.fromRole)}${attr('ToRole', nav.toRole)}/>`
   );
 }
@@ -79,9 +80,10 @@ interface AssociationEnd {
   readonly multiplicity: Multiplicity;
 }
 
-/** Both ends of a relation with their types and multiplicities; roles come from relationRoles(). */
-function associationEnds(model: Model, r: RelationDef): readonly [AssociationEnd, AssociationEnd] {
-  const [first, second] = relationRoles(r);
+/** Both ends of an association with their types and multiplicities (roles come from the model). */
+function associationEnds(model: Model, a: AssociationDef): readonly [AssociationEnd, AssociationEnd] {
+  const r = a.relation;
+  const [first, second] = a.ends;
   const typeOf = (name: string): EntityTypeDef => {
     const t = model.typeByName.get(name);
     if (!t) throw new Error(`relation ${r.name} names unknown type ${name}`);
@@ -102,9 +104,10 @@ function associationEnds(model: Model, r: RelationDef): readonly [AssociationEnd
   ];
 }
 
-function renderAssociation(model: Model, r: RelationDef): string {
+function renderAssociation(model: Model, a: AssociationDef): string {
   const ns = model.namespace;
-  const ends = associationEnds(model, r);
+  const r = a.relation;
+  const ends = associationEnds(model, a);
   const children = ends.map(
     (end) => `<End${attr('Type', `${ns}.${end.type.name}`)}${attr('Role', end.role)}${attr('Multiplicity', end.multiplicity)}/>`,
   );
@@ -117,23 +120,28 @@ function renderAssociation(model: Model, r: RelationDef): string {
         `</ReferentialConstraint>`,
     );
   }
-  return element(`<Association${attr('Name', r.name)}>`, '</Association>', children);
+  return element(`<Association${attr('Name', a.name)}>`, '</Association>', children);
 }
 
-function renderAssociationSet(model: Model, r: RelationDef): string {
+function renderAssociationSet(model: Model, a: AssociationDef): string {
   return element(
-    `<AssociationSet${attr('Name', r.name)}${attr('Association', `${model.namespace}.${r.name}`)}>`,
+    `<AssociationSet${attr('Name', a.name)}${attr('Association', `${model.namespace}.${a.name}`)}>`,
     '</AssociationSet>',
-    associationEnds(model, r).map((end) => `<End${attr('Role', end.role)}${attr('EntitySet', end.type.setName)}/>`),
+    associationEnds(model, a).map((end) => `<End${attr('Role', end.role)}${attr('EntitySet', end.type.setName)}/>`),
   );
 }
 
+/**
+ * CSDL 2.0 allows a FunctionImport parameter only Name, Type, Mode, MaxLength, Precision and
+ * Scale: strict readers and code generators refuse a document whose parameters say Nullable, so
+ * which parameters may be left out is the operation's own rule and not declared here.
+ */
 function renderFunctionImport(op: ServiceOperationDef): string {
   return element(
     `<FunctionImport${attr('Name', op.name)}${attr('ReturnType', op.returnType)}${attr('m:HttpMethod', op.httpMethod)}>`,
     '</FunctionImport>',
     op.parameters.map(
-      (p) => `<Parameter${attr('Name', p.name)}${attr('Type', p.type)}${attr('Mode', 'In')}${attr('Nullable', String(!p.required))}/>`,
+      (p) => `<Parameter${attr('Name', p.name)}${attr('Type', p.type)}${attr('Mode', 'In')}/>`,
     ),
   );
 }
@@ -146,7 +154,7 @@ export function renderMetadata(model: Model): string {
     '</EntityContainer>',
     [
       ...model.entityTypes.map((t) => `<EntitySet${attr('Name', t.setName)}${attr('EntityType', `${ns}.${t.name}`)}/>`),
-      ...model.relations.map((r) => renderAssociationSet(model, r)),
+      ...model.associations.map((a) => renderAssociationSet(model, a)),
       ...model.operations.map((op) => renderFunctionImport(op)),
     ],
   );
@@ -155,7 +163,7 @@ export function renderMetadata(model: Model): string {
     '</Schema>',
     [
       ...model.entityTypes.map((t) => renderEntityType(ns, t)),
-      ...model.relations.map((r) => renderAssociation(model, r)),
+      ...model.associations.map((a) => renderAssociation(model, a)),
       container,
     ],
   );

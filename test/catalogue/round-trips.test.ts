@@ -3,7 +3,7 @@
  * format): create -> read -> PUT -> read -> MERGE -> read -> DELETE -> 404 for the seller's
  * catalogue sets; seeded orders and order items updated through their writable properties;
  * seeded buyers, addresses, listings and listing items read only. Also the verb variants (PATCH,
- * X-HTTP-Method), the ProductVariationPictures aliases, properties and $value, $links with the
+ * X-HTTP-Method), ProductVariationPictures (set alias and twin navigation), properties and $value, $links with the
  * catalog tree rule, cascading product deletes, idempotent CarParts, read-only properties and the
  * loosely typed JSON that existing clients send.
  */
@@ -682,10 +682,11 @@ describe('ProductVariationPictures answers like ProductVariationImages', () => {
     });
   }
 
-  test('the JSON entity shows the canonical navigation, deferred', async () => {
+  test('the JSON entity shows both navigations, deferred', async () => {
     const variationId = await variation(await product());
     const d = obj(jsonOf(await get('json', `/ProductVariations(${variationId}L)`)).d);
     assert.deepEqual(d.ProductVariationImages, { __deferred: { uri: `${live.root}/ProductVariations(${variationId}L)/ProductVariationImages` } });
+    assert.deepEqual(d.ProductVariationPictures, { __deferred: { uri: `${live.root}/ProductVariations(${variationId}L)/ProductVariationPictures` } });
   });
 });
 

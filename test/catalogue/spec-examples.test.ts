@@ -55,8 +55,9 @@ const VARIATION: Shape = {
     ['Mpn', 'Edm.String'], ['CreationDate', 'Edm.DateTime'], ['ModificationDate', 'Edm.DateTime'],
   ],
   navigations: [
-    ['Product', 'entry'], ['ProductVariationSpecifics', 'feed'], ['ProductVariationImages', 'feed'], ['DiscountOffers', 'feed'],
-    ['ListingItems', 'feed'], ['SalesOrderItems', 'feed'],
+    // ProductVariationPictures: the same images under the name the shop connector reads.
+    ['Product', 'entry'], ['ProductVariationSpecifics', 'feed'], ['ProductVariationImages', 'feed'], ['ProductVariationPictures', 'feed'],
+    ['DiscountOffers', 'feed'], ['ListingItems', 'feed'], ['SalesOrderItems', 'feed'],
   ],
 };
 

@@ -202,7 +202,7 @@ function updateBody(type: EntityTypeDef): Json {
 }
 
 const setsAndAliases = (): [string, EntityTypeDef][] => [...model.typeBySetName.entries()];
-const navNames = (nav: NavigationDef) => [nav.name, ...nav.aliases];
+const navNames = (nav: NavigationDef) => [nav.name];
 
 // ---------------------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ export interface XmlElement {
   readonly textContent: string | null;
   readonly children: ArrayLike<XmlElement>;
   readonly parentElement: XmlElement | null;
+  readonly attributes: ArrayLike<{ readonly name: string; readonly namespaceURI: string | null }>;
   getAttribute(name: string): string | null;
   getAttributeNS(namespace: string | null, localName: string): string | null;
   hasAttribute(name: string): boolean;

@@ -166,7 +166,7 @@ test('the writer output reads back to the same values, and deferred links are re
   assert.deepEqual(bindings(p), { Product: [`${ROOT}/ProductSpecifics(5L)/Product`] });
 });
 
-test('link hrefs are resolved against xml:base; aliases bind the canonical navigation', () => {
+test('link hrefs are resolved against xml:base; a link binds the navigation its rel names', () => {
   const xml =
     `<entry ${NS} xml:base="http://other/svc/"><link rel="${RELATED}ProductVariationPictures" href="ProductVariationImages(9L)"/>` +
     `<link rel="edit" href="ProductVariations(1L)"/><link rel="self" href="x"/>` +
@@ -176,7 +176,7 @@ test('link hrefs are resolved against xml:base; aliases bind the canonical navig
   const p = read(ProductVariation, xml);
   assert.equal(p.values.size, 0);
   // An empty m:inline (a null entry) and an empty href bind nothing.
-  assert.deepEqual(bindings(p), { ProductVariationImages: ['http://other/svc/ProductVariationImages(9L)'] });
+  assert.deepEqual(bindings(p), { ProductVariationPictures: ['http://other/svc/ProductVariationImages(9L)'] });
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -176,6 +176,7 @@ test('a ProductVariation entry has one link per navigation with entry/feed types
       ['Product', 'application/atom+xml;type=entry', 'ProductVariations(7L)/Product', `${RELATED}Product`],
       ['ProductVariationSpecifics', 'application/atom+xml;type=feed', 'ProductVariations(7L)/ProductVariationSpecifics', `${RELATED}ProductVariationSpecifics`],
       ['ProductVariationImages', 'application/atom+xml;type=feed', 'ProductVariations(7L)/ProductVariationImages', `${RELATED}ProductVariationImages`],
+      ['ProductVariationPictures', 'application/atom+xml;type=feed', 'ProductVariations(7L)/ProductVariationPictures', `${RELATED}ProductVariationPictures`],
       ['DiscountOffers', 'application/atom+xml;type=feed', 'ProductVariations(7L)/DiscountOffers', `${RELATED}DiscountOffers`],
       ['SalesOrderItems', 'application/atom+xml;type=feed', 'ProductVariations(7L)/SalesOrderItems', `${RELATED}SalesOrderItems`],
       ['ListingItems', 'application/atom+xml;type=feed', 'ProductVariations(7L)/ListingItems', `${RELATED}ListingItems`],
@@ -296,7 +297,7 @@ test('an empty feed without count or next is the bare envelope', () => {
 // ---------------------------------------------------------------------------------------------
 // $expand
 
-test('expanded navigations are written inline: feed under the alias, entry, and null', () => {
+test('expanded navigations are written inline: feed under ProductVariationPictures, entry, and null', () => {
   const rec = variation(
     7n,
     new Map<string, EntityRecord | null | readonly EntityRecord[]>([
@@ -310,11 +311,11 @@ test('expanded navigations are written inline: feed under the alias, entry, and 
   const links = navLinks(entry);
   assert.deepEqual(
     links.map((l) => l.getAttribute('title')),
-    ['Product', 'ProductVariationSpecifics', 'ProductVariationPictures', 'DiscountOffers', 'SalesOrderItems', 'ListingItems'],
+    ['Product', 'ProductVariationSpecifics', 'ProductVariationImages', 'ProductVariationPictures', 'DiscountOffers', 'SalesOrderItems', 'ListingItems'],
   );
-  const [toOne, emptyFeed, pictures, deferred] = links as [XmlElement, XmlElement, XmlElement, XmlElement];
+  const [toOne, emptyFeed, deferred, pictures] = links as [XmlElement, XmlElement, XmlElement, XmlElement];
 
-  // to-many under the alias the client asked for
+  // to-many under the navigation the client asked for; its twin ProductVariationImages stays deferred
   assert.deepEqual(attrs(pictures, 'rel', 'type', 'href'), {
     rel: `${RELATED}ProductVariationPictures`,
     type: 'application/atom+xml;type=feed',
@@ -340,6 +341,7 @@ test('expanded navigations are written inline: feed under the alias, entry, and 
 
   // empty collection: a feed without entries; deferred stays deferred
   assert.equal(childElements(child(child(emptyFeed, M, 'inline'), ATOM, 'feed'), ATOM, 'entry').length, 0);
+  assert.equal(deferred.getAttribute('title'), 'ProductVariationImages');
   assert.equal(deferred.children.length, 0);
 
   // a null to-one is an empty m:inline

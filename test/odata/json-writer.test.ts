@@ -1,7 +1,7 @@
 /**
  * Unit tests of the JSON verbose writers (src/odata/json/writer.ts): exact output strings for
  * entities of the real model (member order, value forms, deferred and expanded navigations in V1
- * and V2 shapes, aliases, $select), feeds, links, properties and operation results. Every output
+ * and V2 shapes, twin navigations, $select), feeds, links, properties and operation results. Every output
  * must also be valid JSON.
  */
 import { test } from 'node:test';
@@ -87,11 +87,13 @@ const variation = (expanded?: ReadonlyMap<string, EntityRecord | null | readonly
 
 const VAR_URI = `${ROOT}/ProductVariations(12L)`;
 const VARIATION_HEAD = String.raw`{"__metadata":{"uri":"${VAR_URI}","type":"CatalogueService.ProductVariation"},"Id":"12","ProductId":"2","Price":"80","StockAmount":5,"Sku":"SKU-1","ForeignId":null,"ExternalProductId":"9007199254740993","Ean":"4006381333931","Isbn":null,"Upc":null,"Mpn":null,"CreationDate":"\/Date(0)\/","ModificationDate":"\/Date(-86400000)\/"`;
+/** A variation's navigations in model order: both ProductVariationImages and its twin ProductVariationPictures. */
+const VARIATION_NAVS = ['Product', 'ProductVariationSpecifics', 'ProductVariationImages', 'ProductVariationPictures', 'DiscountOffers', 'SalesOrderItems', 'ListingItems'];
 const deferred = (uri: string, nav: string) => `"${nav}":{"__deferred":{"uri":"${uri}/${nav}"}}`;
 const VARIATION_JSON =
   VARIATION_HEAD +
   ',' +
-  ['Product', 'ProductVariationSpecifics', 'ProductVariationImages', 'DiscountOffers', 'SalesOrderItems', 'ListingItems']
+  VARIATION_NAVS
     .map((n) => deferred(VAR_URI, n))
     .join(',') +
   '}';
@@ -113,7 +115,7 @@ const imageJson = (id: bigint, position: number) =>
 test('the model order the expected strings assume', () => {
   assert.deepEqual(
     type('ProductVariation').navigations.map((n) => n.name),
-    ['Product', 'ProductVariationSpecifics', 'ProductVariationImages', 'DiscountOffers', 'SalesOrderItems', 'ListingItems'],
+    VARIATION_NAVS,
   );
   assert.deepEqual(type('ProductSpecific').navigations.map((n) => n.name), ['Product']);
 });
@@ -128,14 +130,16 @@ test('a ProductSpecific: __metadata, properties in model order, typed values, de
   assert.equal(d.Value, 'ACME "Pro" a/b');
 });
 
-test('a ProductVariation: Int64 and Decimal as strings, Int32 as a number, DateTime escaped, nulls, six deferred navigations', () => {
+test('a ProductVariation: Int64 and Decimal as strings, Int32 as a number, DateTime escaped, nulls, seven deferred navigations', () => {
   const json = valid(jsonEntity(V1, variation()));
   assert.equal(json, VARIATION_JSON);
   assert.ok(json.includes('"ModificationDate":"\\/Date(-86400000)\\/"'), 'raw text carries the \\/ escape');
   assert.ok(json.includes('"StockAmount":5,'));
   assert.ok(json.includes('"ExternalProductId":"9007199254740993"'), 'beyond 2^53, exact');
-  // Aliases are not written as members of their own.
-  assert.ok(!json.includes('ProductVariationPictures'));
+  // The shop connector reads both names from every variation.
+  const d = JSON.parse(json);
+  assert.equal(d.ProductVariationPictures.__deferred.uri, `${VAR_URI}/ProductVariationPictures`);
+  assert.equal(d.ProductVariationImages.__deferred.uri, `${VAR_URI}/ProductVariationImages`);
 });
 
 test('a property missing from values is written as null', () => {
@@ -143,26 +147,26 @@ test('a property missing from values is written as null', () => {
   assert.ok(valid(jsonEntity(V1, rec)).includes('"Value":"v","Type":null,"CreationDate"'));
 });
 
-test('expanded to-many under an alias: V1 plain array, V2 results; no canonical deferred member', () => {
+test('expanded to-many under ProductVariationPictures: V1 plain array, V2 results; ProductVariationImages stays deferred', () => {
   const rec = variation(new Map([['ProductVariationPictures', [image(31n, 0), image(32n, 1)]]]));
   const others = (except: string) =>
-    ['Product', 'ProductVariationSpecifics', 'ProductVariationImages', 'DiscountOffers', 'SalesOrderItems', 'ListingItems'].map((n) =>
+    VARIATION_NAVS.map((n) =>
       n === except ? null : deferred(VAR_URI, n),
     );
   const members = (pictures: string) =>
-    others('ProductVariationImages')
+    others('ProductVariationPictures')
       .map((m) => m ?? `"ProductVariationPictures":${pictures}`)
       .join(',');
   const images = `${imageJson(31n, 0)},${imageJson(32n, 1)}`;
   assert.equal(valid(jsonEntity(V1, rec)), `${VARIATION_HEAD},${members(`[${images}]`)}}`);
   assert.equal(valid(jsonEntity(V2, rec)), `${VARIATION_HEAD},${members(`{"results":[${images}]}`)}}`);
   const v1 = JSON.parse(jsonEntity(V1, rec));
-  assert.equal(v1.ProductVariationImages, undefined);
+  assert.equal(v1.ProductVariationImages.__deferred.uri, `${VAR_URI}/ProductVariationImages`);
   assert.equal(v1.ProductVariationPictures[1].__metadata.uri, `${ROOT}/ProductVariationImages(32L)`);
   // Empty collections.
   const empty = variation(new Map([['ProductVariationImages', []]]));
-  assert.ok(valid(jsonEntity(V1, empty)).includes(`,"ProductVariationImages":[],"DiscountOffers"`));
-  assert.ok(valid(jsonEntity(V2, empty)).includes(`,"ProductVariationImages":{"results":[]},"DiscountOffers"`));
+  assert.ok(valid(jsonEntity(V1, empty)).includes(`,"ProductVariationImages":[],"ProductVariationPictures":{"__deferred"`));
+  assert.ok(valid(jsonEntity(V2, empty)).includes(`,"ProductVariationImages":{"results":[]},"ProductVariationPictures":{"__deferred"`));
 });
 
 test('expanded to-one: the nested entity with its own absolute uri, or null', () => {
@@ -209,7 +213,7 @@ test('$select: only the selected properties; navigations only when selected, def
     valid(jsonEntity(ctx, variation())),
     `{"__metadata":{"uri":"${VAR_URI}","type":"CatalogueService.ProductVariation"},"Price":"80","Sku":"SKU-1",${deferred(VAR_URI, 'Product')}}`,
   );
-  // An expanded navigation that is selected is written expanded (under the requested alias).
+  // An expanded navigation that is selected is written expanded.
   const rec = variation(new Map([['ProductVariationPictures', [image(31n, 0)]]]));
   const withPictures: WriteContext = { ...V1, select: new Set(['Id', 'ProductVariationPictures']) };
   assert.equal(
@@ -244,7 +248,7 @@ test('$select: only the selected properties; navigations only when selected, def
     valid(jsonEntity(starProps, rec)),
     `{"__metadata":{"uri":"${VAR_URI}","type":"CatalogueService.ProductVariation"},"ProductVariationPictures":{"results":[{"__metadata":{"uri":"${ROOT}/ProductVariationImages(31L)","type":"CatalogueService.ProductVariationImage"},"Id":"31"}]}}`,
   );
-  // * selects every property and the (canonical) navigations: the same as no $select.
+  // * selects every property and every navigation: the same as no $select.
   assert.equal(valid(jsonEntity({ ...V1, select: new Set(['*']) }, variation())), VARIATION_JSON);
   // An empty selection still writes __metadata.
   assert.equal(

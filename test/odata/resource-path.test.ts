@@ -155,21 +155,21 @@ const OK: readonly [string, Shape][] = [
   ['/Catalogs(1L)/ChildCatalogs(2L)/Products', res('Catalog', 'Catalogs', 1n, [['ChildCatalogs', 'ChildCatalogs', 2n], ['Products', 'Products']], COLLECTION)],
   ['/Products(1L)/ChildProducts', res('Product', 'Products', 1n, [['ChildProducts', 'ChildProducts']], COLLECTION)],
 
-  // Aliases: the set alias and the navigation alias keep the name as written.
+  // The set alias keeps the name as written; ProductVariationPictures is also a navigation of its own.
   ['/ProductVariationPictures', res('ProductVariationImage', 'ProductVariationPictures', undefined, [], COLLECTION)],
   ['/ProductVariationPictures(4L)', res('ProductVariationImage', 'ProductVariationPictures', 4n, [], ENTITY)],
   ['/ProductVariationImages(4L)', res('ProductVariationImage', 'ProductVariationImages', 4n, [], ENTITY)],
   [
     '/ProductVariations(1L)/ProductVariationPictures',
-    res('ProductVariation', 'ProductVariations', 1n, [['ProductVariationPictures', 'ProductVariationImages']], COLLECTION),
+    res('ProductVariation', 'ProductVariations', 1n, [['ProductVariationPictures', 'ProductVariationPictures']], COLLECTION),
   ],
   [
     '/ProductVariations(1L)/ProductVariationPictures(2L)/ImageUrl',
-    res('ProductVariation', 'ProductVariations', 1n, [['ProductVariationPictures', 'ProductVariationImages', 2n]], prop('ImageUrl')),
+    res('ProductVariation', 'ProductVariations', 1n, [['ProductVariationPictures', 'ProductVariationPictures', 2n]], prop('ImageUrl')),
   ],
   [
     '/ProductVariations(1L)/$links/ProductVariationPictures',
-    res('ProductVariation', 'ProductVariations', 1n, [], links('ProductVariationImages', 'ProductVariationPictures')),
+    res('ProductVariation', 'ProductVariations', 1n, [], links('ProductVariationPictures', 'ProductVariationPictures')),
   ],
 
   // Properties and $value.
@@ -332,7 +332,7 @@ test('the returned definitions are the model objects themselves', () => {
   if (p.kind !== 'resource') return;
   const variation = model.typeByName.get('ProductVariation');
   assert.equal(p.set, variation);
-  const nav = variation?.navigations.find((n) => n.name === 'ProductVariationImages');
+  const nav = variation?.navigations.find((n) => n.name === 'ProductVariationPictures');
   assert.ok(nav);
   assert.equal(p.steps[0]?.navigation, nav);
   assert.equal(p.target.kind, 'property');

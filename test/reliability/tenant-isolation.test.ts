@@ -336,7 +336,7 @@ interface Probe {
   readonly target: string;
 }
 
-const navNames = (nav: NavigationDef) => [nav.name, ...nav.aliases];
+const navNames = (nav: NavigationDef) => [nav.name];
 const own = (type: string, index = 0) => ids.a[type]![index]!;
 const entityPath = (set: string, id: string) => `/${set}(${id}L)`;
 

@@ -50,7 +50,6 @@ test('a property added to the model shows in the reference, so the committed fil
       setAliases: t.setAliases,
       access: t.access,
       uniqueKeys: t.uniqueKeys,
-      navigationAliases: Object.fromEntries(t.navigations.filter((n) => n.aliases.length).map((n) => [n.name, n.aliases])),
       properties: Object.fromEntries(
         [
           ...t.properties.map((p) => [p.name, { type: p.type, options: { ...p } }] as const),

@@ -50,11 +50,7 @@ interface NavLinkTemplate {
 
 interface NavigationTemplate {
   readonly def: NavigationDef;
-  /** The canonical name first, then the aliases. */
-  readonly names: readonly string[];
-  /** By name or alias. */
-  readonly links: ReadonlyMap<string, NavLinkTemplate>;
-  readonly canonical: NavLinkTemplate;
+  readonly link: NavLinkTemplate;
 }
 
 interface TypeTemplate {
@@ -65,7 +61,7 @@ interface TypeTemplate {
   readonly category: string;
   readonly properties: readonly PropertyTemplate[];
   readonly navigations: readonly NavigationTemplate[];
-  /** Name or alias -> navigation. */
+  /** Name -> navigation. */
   readonly navigationByName: ReadonlyMap<string, NavigationTemplate>;
 }
 
@@ -93,18 +89,16 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
   });
   const navigationByName = new Map<string, NavigationTemplate>();
   const navigations = type.navigations.map((def): NavigationTemplate => {
-    const names = [def.name, ...def.aliases];
     const linkType = def.many ? 'feed' : 'entry';
-    const links = new Map<string, NavLinkTemplate>();
-    for (const name of names) {
-      const n = escapeXml(name);
-      links.set(name, {
+    const n = escapeXml(def.name);
+    const t: NavigationTemplate = {
+      def,
+      link: {
         open: `<link rel="${RELATED_PREFIX}${n}" type="application/atom+xml;type=${linkType}" title="${n}" href="`,
         hrefSuffix: `/${n}`,
-      });
-    }
-    const t: NavigationTemplate = { def, names, links, canonical: links.get(def.name) as NavLinkTemplate };
-    for (const name of names) navigationByName.set(name, t);
+      },
+    };
+    navigationByName.set(def.name, t);
     return t;
   });
   return {
@@ -133,7 +127,7 @@ function templateOf(type: EntityTypeDef): TypeTemplate {
 /**
  * A $select set read once: `Prop`, `Nav`, `*`, `Nav/Prop`, `Nav/*`. `*` selects every property
  * (navigation links stay limited to the selected navigations); a navigation is selected by its
- * name, an alias, or a path through it.
+ * name or a path through it.
  */
 interface Selection {
   readonly allProperties: boolean;
@@ -231,30 +225,23 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
     }
   }
   for (const nav of t.navigations) {
-    let wroteExpanded = false;
-    if (expanded && expanded.size > 0) {
-      for (const name of nav.names) {
-        if (!expanded.has(name)) continue;
-        // $select may name the navigation by the expanded name or by another of its names.
-        const selectedAs = !selection ? name : selection.names.has(name) ? name : nav.names.find((n) => selection.names.has(n));
-        if (selectedAs === undefined) continue;
-        wroteExpanded = true;
-        const link = nav.links.get(name) as NavLinkTemplate;
-        const value = expanded.get(name) as Expanded;
-        out += `${link.open}${path}${link.hrefSuffix}">`;
-        if (value === null) {
-          out += '<m:inline /></link>';
-          continue;
-        }
-        sink.append(out + '<m:inline>');
-        out = '';
-        inlineContent(innerContext(ctx, selection, selectedAs), value, link, name, root, path, updated, sink);
-        out += '</m:inline></link>';
-      }
+    const name = nav.def.name;
+    if (selection && !selection.names.has(name)) continue;
+    const link = nav.link;
+    if (!expanded || !expanded.has(name)) {
+      out += `${link.open}${path}${link.hrefSuffix}" />`;
+      continue;
     }
-    if (wroteExpanded) continue;
-    if (selection && !nav.names.some((n) => selection.names.has(n))) continue;
-    out += `${nav.canonical.open}${path}${nav.canonical.hrefSuffix}" />`;
+    const value = expanded.get(name) as Expanded;
+    out += `${link.open}${path}${link.hrefSuffix}">`;
+    if (value === null) {
+      out += '<m:inline /></link>';
+      continue;
+    }
+    sink.append(out + '<m:inline>');
+    out = '';
+    inlineContent(innerContext(ctx, selection, name), value, link, name, root, path, updated, sink);
+    out += '</m:inline></link>';
   }
 
   out += t.category;

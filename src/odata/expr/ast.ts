@@ -126,7 +126,7 @@ export interface OrderByItem {
 /** One navigation of a $expand tree (`ProductVariations/ProductVariationSpecifics`). */
 export interface ExpandNode {
   readonly navigation: NavigationDef;
-  /** As written in the request; may be an alias (ProductVariationPictures). */
+  /** The navigation's name, as the answer writes it. */
   readonly name: string;
   readonly children: readonly ExpandNode[];
 }

@@ -52,7 +52,7 @@ export function parseExpand(model: Model, type: EntityTypeDef, text: string, lim
       }
       const target = model.typeByName.get(navigation.target);
       if (!target) throw badRequest(`The navigation property '${show(name)}' of type '${typeName}' leads to no known type.`);
-      // A name and its alias are one navigation: the first one written names the node.
+      // A navigation written twice at one level is one node.
       let node = level.find((n) => n.navigation === navigation);
       if (!node) {
         node = { navigation, name, children: [] };

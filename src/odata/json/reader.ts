@@ -25,7 +25,7 @@ type Member =
 
 interface ReaderInfo {
   readonly qualifiedName: string;
-  /** Property names, navigation names and navigation aliases. */
+  /** Property names and navigation names. */
   readonly members: ReadonlyMap<string, Member>;
 }
 
@@ -39,7 +39,6 @@ function readerInfo(type: EntityTypeDef): ReaderInfo {
     for (const navigation of type.navigations) {
       const member: Member = { kind: 'navigation', navigation, targetType: `${model.namespace}.${navigation.target}` };
       members.set(navigation.name, member);
-      for (const alias of navigation.aliases) members.set(alias, member);
     }
     info = { qualifiedName: `${model.namespace}.${type.name}`, members };
     readerCache.set(type, info);
@@ -143,11 +142,7 @@ export function readJsonEntity(type: EntityTypeDef, body: Buffer): EntityPayload
     }
     const uris = readNavigation(key, member, value, info.qualifiedName);
     if (uris === undefined) continue;
-    const name = member.navigation.name;
-    if (bindings.has(name)) {
-      throw badRequest(`The navigation property '${name}' is given twice (by its name and an alias, or by two aliases).`);
-    }
-    bindings.set(name, uris);
+    bindings.set(member.navigation.name, uris);
   }
   return { values, bindings };
 }

@@ -28,14 +28,12 @@ interface PropertyInfo {
 
 interface NavigationInfo {
   readonly nav: NavigationDef;
-  /** The canonical name first, then its aliases. */
-  readonly names: readonly string[];
-  /** Per name: `,"Name":` */
-  readonly members: readonly string[];
-  /** Per name: `,"Name":{"__deferred":{"uri":"` (the entity uri follows) */
-  readonly deferredHeads: readonly string[];
-  /** Per name: `/Name"}}` */
-  readonly deferredTails: readonly string[];
+  /** `,"Name":` */
+  readonly member: string;
+  /** `,"Name":{"__deferred":{"uri":"` (the entity uri follows) */
+  readonly deferredHead: string;
+  /** `/Name"}}` */
+  readonly deferredTail: string;
 }
 
 interface TypeInfo {
@@ -57,14 +55,12 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
       metadataTail: `L)","type":${JSON.stringify(`${model.namespace}.${type.name}`)}`,
       properties: type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` })),
       navigations: type.navigations.map((nav) => {
-        const names = [nav.name, ...nav.aliases];
-        const members = names.map((n) => `,${JSON.stringify(n)}:`);
+        const member = `,${JSON.stringify(nav.name)}:`;
         return {
           nav,
-          names,
-          members,
-          deferredHeads: members.map((m) => `${m}{"__deferred":{"uri":"`),
-          deferredTails: names.map((n) => `${JSON.stringify('/' + n).slice(1, -1)}"}}`),
+          member,
+          deferredHead: `${member}{"__deferred":{"uri":"`,
+          deferredTail: `${JSON.stringify('/' + nav.name).slice(1, -1)}"}}`,
         };
       }),
     };
@@ -175,30 +171,16 @@ function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
   const expanded = rec.expanded;
   const entityUri = uri + 'L)';
   for (const n of t.navigations) {
-    const names = n.names;
-    let wasExpanded = false;
-    if (expanded !== undefined && expanded.size !== 0) {
-      for (let i = 0; i < names.length; i++) {
-        const name = names[i]!;
-        const value = expanded.get(name);
-        if (value === undefined) continue;
-        wasExpanded = true;
-        if (sel === undefined || sel.star || sel.heads.has(name)) {
-          sink.append(out + n.members[i]!);
-          out = '';
-          writeExpanded(childCtx(c, name), n.nav, value, sink);
-        }
-      }
+    const name = n.nav.name;
+    if (sel !== undefined && !sel.star && !sel.heads.has(name)) continue;
+    const value = expanded === undefined ? undefined : expanded.get(name);
+    if (value === undefined) {
+      out += n.deferredHead + entityUri + n.deferredTail;
+      continue;
     }
-    if (wasExpanded) continue;
-    if (sel === undefined) {
-      out += n.deferredHeads[0]! + entityUri + n.deferredTails[0]!;
-    } else {
-      for (let i = 0; i < names.length; i++) {
-        // `*` selects the canonical navigation; an alias is written only when named.
-        if ((i === 0 && sel.star) || sel.heads.has(names[i]!)) out += n.deferredHeads[i]! + entityUri + n.deferredTails[i]!;
-      }
-    }
+    sink.append(out + n.member);
+    out = '';
+    writeExpanded(childCtx(c, name), n.nav, value, sink);
   }
   sink.append(out + '}');
 }
@@ -230,8 +212,7 @@ function isRecordArray(value: EntityRecord | readonly EntityRecord[]): value is 
 /**
  * The entity object without the "d" wrapper: __metadata, the properties in model order, then one
  * member per navigation in model order. A navigation is deferred unless rec.expanded holds it
- * (under its canonical name or an alias: the member is written under that key instead of the
- * canonical deferred one). With ctx.select, only selected properties and navigations are written.
+ * under its name. With ctx.select, only selected properties and navigations are written.
  * Properties missing from rec.values are written as null.
  */
 export function jsonEntity(ctx: WriteContext, rec: EntityRecord): string {

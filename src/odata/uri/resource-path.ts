@@ -23,7 +23,7 @@ export interface KeyedStep {
 
 export interface NavigationStep extends KeyedStep {
   readonly navigation: NavigationDef;
-  /** As written in the URI; may be an alias (ProductVariationPictures). */
+  /** The navigation's name, as written in the URI. */
   readonly name: string;
 }
 
@@ -40,7 +40,7 @@ export type ResourceTarget =
   | {
       readonly kind: 'links';
       readonly navigation: NavigationDef;
-      /** As written; may be an alias. */
+      /** The navigation's name, as written. */
       readonly name: string;
       readonly key?: bigint;
       readonly count: boolean;
