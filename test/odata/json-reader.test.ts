@@ -80,7 +80,8 @@ test('MERGE bodies of orders and items', () => {
   assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(1379316072000)\\/"}').values], [['PaidDate', 1379316072000]]);
   assert.deepEqual([...read(SalesOrder, '{"PaidDate":"2013-09-16T07:21:12"}').values], [['PaidDate', Date.UTC(2013, 8, 16, 7, 21, 12)]]);
   assert.deepEqual([...read(Catalog, '{"IsRootLevel":"true","Name":"C"}').values], [['IsRootLevel', true], ['Name', 'C']]);
-  assert.deepEqual([...read(Variation, '{"Id":"5","ProductId":7}').values], [['Id', 5n], ['ProductId', 7n]]);
+  // The key is ignored unread, as WCF Data Services ignores it.
+  assert.deepEqual([...read(Variation, '{"Id":"5","ProductId":7}').values], [['ProductId', 7n]]);
   assert.deepEqual([...read(Variation, '{}').values], []);
 });
 
