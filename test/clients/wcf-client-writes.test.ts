@@ -145,7 +145,7 @@ describe('POST with every property of the class, dates as DateTime.MinValue', ()
 
 describe('an update re-sending the whole object as read before an operation changed read-only properties', () => {
   for (const format of FORMATS) {
-    for (const method of ['MERGE', 'PUT']) {
+    for (const method of ['MERGE', 'PUT', 'PATCH']) {
       test(`${method}: 204, the writable change applied, the read-only values the operations set kept (${format})`, async () => {
         // SetEbayCategory changes only products that opted out of the platform's matching.
         const created = await write(format, 'POST', '/Products', bodyOf(format, Product, newProductObject().set('DisableAutomatch', 'true')));

@@ -79,6 +79,11 @@ test('MERGE bodies of orders and items', () => {
   assert.deepEqual([...read(SalesOrder, '{"ForeignOrderId":"_ORDER_IMPORT_FAILED_"}').values], [['ForeignOrderId', '_ORDER_IMPORT_FAILED_']]);
   assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(1379316072000)\\/"}').values], [['PaidDate', 1379316072000]]);
   assert.deepEqual([...read(SalesOrder, '{"PaidDate":"2013-09-16T07:21:12"}').values], [['PaidDate', Date.UTC(2013, 8, 16, 7, 21, 12)]]);
+  // Offsets are converted to UTC: ISO ones, and \/Date(ms+mmmm)\/ whose ms are the local time.
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"2013-09-16T09:21:12+02:00"}').values], [['PaidDate', 1379316072000]]);
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(1379323272000+0120)\\/"}').values], [['PaidDate', 1379316072000]]);
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(-62135596800000)\\/"}').values], [['PaidDate', -62135596800000]]);
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"0001-01-01T00:00:00"}').values], [['PaidDate', -62135596800000]]);
   assert.deepEqual([...read(Catalog, '{"IsRootLevel":"true","Name":"C"}').values], [['IsRootLevel', true], ['Name', 'C']]);
   // The key is ignored unread, as WCF Data Services ignores it.
   assert.deepEqual([...read(Variation, '{"Id":"5","ProductId":7}').values], [['ProductId', 7n]]);
