@@ -113,7 +113,7 @@ function checkRange(ms: number, text: string): number {
 
 /**
  * The one reader of ISO date-time text, for every place a DateTime arrives as text (Atom and JSON
- * bodies, datetime'…' in $filter, keys and operation parameters): "2013-09-16T07:21:12", with
+ * bodies, datetime'…' in $filter and every other URI literal): "2013-09-16T07:21:12", with
  * optional seconds and fraction (7 digits as .NET writes them, kept to the millisecond), from year
  * 0001 on. Without an offset the time is UTC (as WCF reads it); with Z or an offset such as
  * +02:00 it is converted to UTC, so 2015-06-01T10:00:00+02:00 is stored as 08:00.
