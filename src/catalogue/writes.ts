@@ -5,7 +5,6 @@
  * The caller answers the client only after the transaction has committed.
  */
 import type { Clock } from '../clock';
-import { clientSets, findProperty } from '../model/define';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import { badRequest, notFound, ODataError } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
@@ -54,9 +53,6 @@ export class CatalogueWrites {
       const uris = bindingUris(sent);
       if (uris.length === 0) continue;
       if (r.kind === 'reference' && !nav.many) {
-        // A binding sets the foreign key: where that is read-only (an order's Buyer), it is
-        // ignored like the property itself.
-        if (!clientSets(findProperty(type, r.foreignKey)!)) continue;
         if (uris.length !== 1) throw badRequest(`The navigation '${navName}' binds exactly one entity.`);
         const target = this.model.typeByName.get(nav.target)!;
         const boundId = this.resolve(uris[0]!, target);

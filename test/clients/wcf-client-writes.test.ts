@@ -233,6 +233,25 @@ describe('an order paid by the client, then updated again from its stale object'
   }
 });
 
+describe('a binding of a navigation whose foreign key is read-only', () => {
+  test("is ignored like the property: an order's Buyer stays (json, atom)", async () => {
+    const n = ++counter;
+    const buyer = await storeRow(live, seller.accountId, typeOfSet('Buyers'), { BuyerName: `bound-${n}` });
+    const other = await storeRow(live, seller.accountId, typeOfSet('Buyers'), { BuyerName: `other-${n}` });
+    const order = String(await storeRow(live, seller.accountId, SalesOrder, { BuyerId: buyer, PlatformOrderId: `bound-${n}` }));
+    for (const target of [`Buyers(${other}L)`, 'Buyers(999999999L)']) {
+      const json = await write('json', 'MERGE', `/SalesOrders(${order}L)`, `{"ForeignOrderId":"ERP-${n}","Buyer":{"__metadata":{"uri":"${live.root}/${target}"}}}`);
+      assert.equal(json.status, 204, json.body);
+      const atom = wcfAtomEntry(SalesOrder, await readBack('atom', SalesOrder, order)).replace('  <content', `  <link rel="http://schemas.microsoft.com/ado/2007/08/dataservices/related/Buyer" href="${live.root}/${target}" />\r\n  <content`);
+      const res = await write('atom', 'MERGE', `/SalesOrders(${order}L)`, atom);
+      assert.equal(res.status, 204, res.body);
+      const after = await readBack('json', SalesOrder, order);
+      assert.equal(after.get('BuyerId'), String(buyer));
+      assert.equal(after.get('ForeignOrderId'), `ERP-${n}`);
+    }
+  });
+});
+
 describe('dates from year 0001 on', () => {
   for (const format of FORMATS) {
     test(`a writable date of 0001-01-01T00:00:00 is stored and read back exactly, and found by datetime'0001-01-01T00:00:00' (${format})`, async () => {
