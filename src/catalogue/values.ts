@@ -3,6 +3,7 @@
  * what is read-only, defaults, required properties, lengths and bounds. Nothing here touches the
  * database; the rules that need it are in ./rules.ts.
  */
+import { clientSets } from '../model/define';
 import type { EntityTypeDef, PropertyDef } from '../model/types';
 import { badRequest } from '../odata/errors';
 import { compareDecimal, parseDecimalText, type EdmValue } from '../odata/edm';
@@ -19,18 +20,11 @@ export function defaultOf(p: PropertyDef): EdmValue {
 }
 
 /**
- * Values in their internal forms are canonical (Decimal text without trailing zeros, Int64 as
- * bigint, DateTime as ms) whether they come from a request body or from the store, so equality
- * is exact; a String that merely looks numeric ("007") is compared as the text it is.
- */
-function sameValue(a: EdmValue, b: EdmValue): boolean {
-  return a === b;
-}
-
-/**
  * The complete row after the write: for create every property, for replace and merge the stored
- * row with the changes applied. Read-only properties sent with the stored value are ignored;
- * with another value they are refused, naming the property.
+ * row with the changes applied. The key and read-only properties are never taken from the payload
+ * (the readers already leave them out): a client sending them back, stale or as
+ * 0001-01-01T00:00:00, changes nothing and is not refused. The key stays the stored one (the URI
+ * names the entity, as in WCF Data Services); on create the store assigns it.
  */
 export function applyPayload(
   type: EntityTypeDef,
@@ -41,31 +35,16 @@ export function applyPayload(
 ): Record<string, EdmValue> {
   const row: Record<string, EdmValue> = {};
   for (const p of type.properties) {
-    const sent = payload.has(p.name);
-    const value = payload.get(p.name) ?? null;
     const before = stored ? stored.values[p.name]! : undefined;
-    if (p.access === 'key') {
-      if (stored && sent && value !== null && !sameValue(value, before!)) {
-        throw badRequest(`The key property '${p.name}' cannot be changed.`);
-      }
-      row[p.name] = before ?? null;
-      continue;
-    }
-    // CreationDate is read-only like the others: the stored value is ignored, another one refused.
-    // ModificationDate is ignored whatever it holds: every write changes it, so a client that
-    // sends back an entity it read before its own last update (datajs, UI5) holds an old one.
-    if (p.access === 'readOnly' && p.timestamp !== 'modified' && sent && !sameValue(value, before ?? defaultOf(p))) {
-      throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} is read-only and cannot be set to another value.`);
-    }
     if (p.timestamp) {
       row[p.name] = p.timestamp === 'modified' || !stored ? now : before!;
       continue;
     }
-    if (p.access === 'readOnly') {
-      row[p.name] = before !== undefined ? before : defaultOf(p);
+    if (!clientSets(p)) {
+      row[p.name] = before !== undefined ? before : p.access === 'key' ? null : defaultOf(p);
       continue;
     }
-    if (sent) row[p.name] = value;
+    if (payload.has(p.name)) row[p.name] = payload.get(p.name) ?? null;
     else if (mode === 'merge') row[p.name] = before!;
     else {
       if (mode === 'create' && p.requiredOnCreate) throw badRequest(`The property '${p.name}' is required to create a ${QUALIFIED(type)}.`);

@@ -241,6 +241,17 @@ export function findNavigation(t: EntityTypeDef, name: string): NavigationDef | 
   return t.navigations.find((n) => n.name === name);
 }
 
+/**
+ * Whether a value a client sends for the property is applied. Only writable properties: the key
+ * and the read-only properties (server-managed dates, platform data, values set by operations)
+ * are ignored when sent, whatever they hold, in every write. The .NET WCF client sends every
+ * property of its class, unset dates as 0001-01-01T00:00:00, and re-sends whole entities it read
+ * earlier; WCF Data Services likewise ignores a key sent in an update.
+ */
+export function clientSets(property: PropertyDef): boolean {
+  return property.access === 'writable';
+}
+
 export function findProperty(t: EntityTypeDef, name: string): PropertyDef | undefined {
   return t.properties.find((x) => x.name === name);
 }

@@ -28,14 +28,17 @@ const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
 export function parseInt64Text(text: string): bigint {
-  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 19) throw new ValueError(`'${clip(text)}' is not an Int64`);
+  if (!INTEGER.test(text)) throw new ValueError(`'${clip(text)}' is not an Int64`);
+  // Leading zeros aside, more than 19 digits is out of range: checked before BigInt reads them all.
+  if (text.replace(/^[+-]?0*/, '').length > 19) throw new ValueError(`${clip(text)} is outside the Int64 range`);
   const value = BigInt(text);
   if (value < INT64_MIN || value > INT64_MAX) throw new ValueError(`${clip(text)} is outside the Int64 range`);
   return value;
 }
 
 export function parseInt32Text(text: string): number {
-  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 10) throw new ValueError(`'${clip(text)}' is not an Int32`);
+  if (!INTEGER.test(text)) throw new ValueError(`'${clip(text)}' is not an Int32`);
+  if (text.replace(/^[+-]?0*/, '').length > 10) throw new ValueError(`${clip(text)} is outside the Int32 range`);
   const value = Number(text);
   if (value < INT32_MIN || value > INT32_MAX) throw new ValueError(`${clip(text)} is outside the Int32 range`);
   return value;
@@ -78,31 +81,71 @@ export function compareDecimal(a: string, b: string): number {
   return d < 0n ? -1 : d > 0n ? 1 : 0;
 }
 
-const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?(Z|[+-]00:?00)?$/;
+/**
+ * The DateTime range of .NET (DateTime.MinValue to DateTime.MaxValue), which WCF clients send and
+ * expect: 0001-01-01T00:00:00 (DateTime.MinValue, the .NET client's value of an unset date) up to
+ * 9999-12-31T23:59:59.999, as UTC ms. Every value outside it is refused, so that every stored date
+ * can be written back in Atom's four-digit years.
+ */
+export const DATETIME_MIN_MS = -62135596800000;
+export const DATETIME_MAX_MS = 253402300799999;
 
-/** "2013-09-16T07:21:12", with optional seconds, fraction and a Z (UTC) -> ms. */
-export function parseIsoDateTime(text: string): number {
-  const m = ISO_DATETIME.exec(text.trim());
-  if (!m) throw new ValueError(`'${clip(text)}' is not a DateTime (expected yyyy-MM-ddTHH:mm[:ss[.fff]])`);
-  const [, y, mo, d, h, mi, s = '0', frac = ''] = m;
-  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
-  const check = new Date(ms);
-  if (
-    check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) ||
-    Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || Number(y) < 1
-  ) {
-    throw new ValueError(`'${clip(text)}' is not a valid date and time`);
+const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,7}))?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))?$/;
+const ISO_FORM = 'expected yyyy-MM-ddTHH:mm[:ss[.fffffff]], optionally with Z or an offset such as +02:00';
+
+/** UTC ms of a calendar date and time, or NaN when a part is out of its range (30 February, 24:00). */
+function utcMs(year: number, month: number, day: number, hour: number, minute: number, second: number, ms: number): number {
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return NaN;
+  // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  if (date.getUTCDate() !== day) return NaN; // the day does not exist in that month
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime();
+}
+
+function checkRange(ms: number, text: string): number {
+  if (!(ms >= DATETIME_MIN_MS && ms <= DATETIME_MAX_MS)) {
+    throw new ValueError(`'${clip(text)}' is outside the DateTime range 0001-01-01T00:00:00 to 9999-12-31T23:59:59.999 (UTC)`);
   }
   return ms;
 }
 
-const JSON_DATE = /^\/Date\((-?\d{1,15})(?:[+-]\d{4})?\)\/$/;
+/**
+ * The one reader of ISO date-time text, for every place a DateTime arrives as text (Atom and JSON
+ * bodies, datetime'…' in $filter and every other URI literal): "2013-09-16T07:21:12", with
+ * optional seconds and fraction (7 digits as .NET writes them, kept to the millisecond), from year
+ * 0001 on. Without an offset the time is UTC (as WCF reads it); with Z or an offset such as
+ * +02:00 it is converted to UTC, so 2015-06-01T10:00:00+02:00 is stored as 08:00.
+ */
+export function parseIsoDateTime(text: string): number {
+  const m = ISO_DATETIME.exec(text.trim());
+  if (!m) throw new ValueError(`'${clip(text)}' is not a DateTime (${ISO_FORM})`);
+  const [, y, mo, d, h, mi, s = '0', frac = '', , sign, offsetHours = '0', offsetMinutes = '0'] = m;
+  const local = utcMs(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
+  // .NET's offsets reach ±14:00.
+  const offset = Number(offsetHours) * 60 + Number(offsetMinutes);
+  if (Number.isNaN(local) || Number(y) < 1 || Number(offsetMinutes) > 59 || offset > 14 * 60) {
+    throw new ValueError(`'${clip(text)}' is not a valid date and time`);
+  }
+  return checkRange(local - (sign === '-' ? -offset : offset) * 60_000, text);
+}
 
-/** "/Date(1325419200000)/" (optionally with an offset, which V1 DateTime ignores) or ISO text. */
+const JSON_DATE = /^\/Date\((-?\d{1,15})(?:([+-])(\d{4}))?\)\/$/;
+
+/**
+ * "/Date(1325419200000)/" (ms since 1970 UTC; negative back to year 0001: /Date(-62135596800000)/)
+ * or ISO text (datajs sends that). An offset in minutes, "/Date(1325419200000+0120)/", follows
+ * the OData convention that the ms are the local wall-clock time: it is converted to UTC like an
+ * ISO offset.
+ */
 export function parseJsonDateTime(text: string): number {
   const m = JSON_DATE.exec(text);
-  if (m) return Number(m[1]);
-  return parseIsoDateTime(text);
+  if (!m) return parseIsoDateTime(text);
+  const [, ms = '0', sign, minutes] = m;
+  const offset = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * Number(minutes);
+  if (Math.abs(offset) > 14 * 60) throw new ValueError(`'${clip(text)}' has an offset beyond 14 hours`);
+  return checkRange(Number(ms) - offset * 60_000, text);
 }
 
 export function formatIsoDateTime(ms: number): string {
@@ -118,6 +161,15 @@ export function parseBooleanText(text: string): boolean {
 }
 
 /**
+ * A JSON number that a double cannot hold exactly (9007199254740993, 123456789012.123456, 1e400),
+ * kept as the text the client sent: the JSON reader hands these to fromJson instead of a rounded
+ * number, so that a value is read from its own digits or refused naming them.
+ */
+export class JsonNumberText {
+  constructor(readonly text: string) {}
+}
+
+/**
  * A JSON request value read as `type`, coerced where the meaning is unambiguous
  * (docs/protocol.md, "Formats"): Decimals and Int64 as strings or numbers, Int32 as a digit string,
  * numbers sent for String properties, "true"/"false" for Booleans.
@@ -128,18 +180,24 @@ export function fromJson(type: EdmType, value: unknown): EdmValue {
     case 'Edm.String':
       if (typeof value === 'string') return value;
       if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+      if (value instanceof JsonNumberText) return value.text;
       break;
     case 'Edm.Int64':
       if (typeof value === 'string') return parseInt64Text(value.trim());
       if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+      // Beyond 2^53 (pyodata writes every Int64 as a number): read from the digits sent.
+      if (value instanceof JsonNumberText) return parseInt64Text(value.text);
       break;
     case 'Edm.Int32':
       if (typeof value === 'number' && Number.isInteger(value)) return parseInt32Text(String(value));
       if (typeof value === 'string') return parseInt32Text(value.trim());
+      if (value instanceof JsonNumberText) return parseInt32Text(value.text);
       break;
     case 'Edm.Decimal':
       if (typeof value === 'string') return parseDecimalText(value);
       if (typeof value === 'number' && Number.isFinite(value) && !/e/i.test(String(value))) return parseDecimalText(String(value));
+      // More digits than a double holds (123456789012.123456): read from the digits sent.
+      if (value instanceof JsonNumberText) return parseDecimalText(value.text);
       break;
     case 'Edm.Boolean':
       if (typeof value === 'boolean') return value;
@@ -206,6 +264,7 @@ function clip(text: string): string {
 
 function describe(value: unknown): string {
   if (typeof value === 'string') return `'${clip(value)}'`;
+  if (value instanceof JsonNumberText) return clip(value.text);
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
 }

@@ -75,8 +75,14 @@ test('MERGE bodies of orders and items', () => {
   assert.deepEqual([...read(SalesOrder, '{"ForeignOrderId":"_ORDER_IMPORT_FAILED_"}').values], [['ForeignOrderId', '_ORDER_IMPORT_FAILED_']]);
   assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(1379316072000)\\/"}').values], [['PaidDate', 1379316072000]]);
   assert.deepEqual([...read(SalesOrder, '{"PaidDate":"2013-09-16T07:21:12"}').values], [['PaidDate', Date.UTC(2013, 8, 16, 7, 21, 12)]]);
+  // Offsets are converted to UTC: ISO ones, and \/Date(ms+mmmm)\/ whose ms are the local time.
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"2013-09-16T09:21:12+02:00"}').values], [['PaidDate', 1379316072000]]);
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(1379323272000+0120)\\/"}').values], [['PaidDate', 1379316072000]]);
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"\\/Date(-62135596800000)\\/"}').values], [['PaidDate', -62135596800000]]);
+  assert.deepEqual([...read(SalesOrder, '{"PaidDate":"0001-01-01T00:00:00"}').values], [['PaidDate', -62135596800000]]);
   assert.deepEqual([...read(Catalog, '{"IsRootLevel":"true","Name":"C"}').values], [['IsRootLevel', true], ['Name', 'C']]);
-  assert.deepEqual([...read(Variation, '{"Id":"5","ProductId":7}').values], [['Id', 5n], ['ProductId', 7n]]);
+  // The key is ignored unread, as WCF Data Services ignores it.
+  assert.deepEqual([...read(Variation, '{"Id":"5","ProductId":7}').values], [['ProductId', 7n]]);
   assert.deepEqual([...read(Variation, '{}').values], []);
 });
 
@@ -178,6 +184,29 @@ test('nesting: 100 levels are parsed, 101 are refused before JSON.parse', () => 
   // Separate nestings do not add up.
   const wide = '{"Product":{"__metadata":{"uri":"Products(1L)"}},"Sku":"' + '{'.repeat(150) + '"}';
   assert.equal(read(Variation, wide).bindings.get('Product')?.[0], 'Products(1L)');
+});
+
+test('numbers a double cannot hold are read from the digits sent, with the same rules as every other body', () => {
+  const exact = (text: string) => read(Variation, text).values;
+  assert.deepEqual([...exact('{"ExternalProductId":9007199254740993,"ProductId":-9223372036854775808}')], [['ExternalProductId', 9007199254740993n], ['ProductId', -9223372036854775808n]]);
+  assert.deepEqual([...exact('{"Price":123456789012.123456}')], [['Price', '123456789012.123456']]);
+  // Another member of such a body: numbers a double holds are read as ever (1.0 is an Int32 1),
+  // the last of repeated names wins as with JSON.parse, and a String takes the digits as sent.
+  assert.deepEqual(
+    [...exact('{"ExternalProductId":9007199254740993,"StockAmount":1.0,"Sku":"a","Sku":"b","Mpn":123456789012345678901234567890}')],
+    [['ExternalProductId', 9007199254740993n], ['StockAmount', 1], ['Sku', 'b'], ['Mpn', '123456789012345678901234567890']],
+  );
+  rejects(() => read(Variation, '{"ExternalProductId":9223372036854775808}'), "The value of property 'ExternalProductId' is not a valid Edm.Int64: 9223372036854775808 is outside the Int64 range.");
+  rejects(() => read(Variation, '{"ExternalProductId":1e400}'), /property 'ExternalProductId' is not a valid Edm\.Int64: '1e400' is not an Int64/);
+  rejects(() => read(Variation, '{"StockAmount":99999999999999999}'), /'StockAmount' is not a valid Edm\.Int32: 99999999999999999 is outside the Int32 range/);
+  rejects(() => read(Variation, '{"Price":1.12345678901234567}'), /'Price' is not a valid Edm\.Decimal: 1\.12345678901234567 has more than 6 decimal places/);
+  rejects(() => read(Catalog, '{"IsRootLevel":12345678901234567}'), /'IsRootLevel' is not a valid Edm\.Boolean: 12345678901234567 was sent/);
+  // The same guards as on the common path: __proto__ is a plain (unknown) name, nesting is capped,
+  // and a syntax error is a clean message.
+  rejects(() => read(Variation, '{"ExternalProductId":9007199254740993,"__proto__":{"Sku":"x"}}'), /property '__proto__' does not exist/);
+  assert.equal(({} as Record<string, unknown>).Sku, undefined);
+  rejects(() => read(Variation, '{"ExternalProductId":9007199254740993,"Sku":' + '['.repeat(100) + ']'.repeat(100) + '}'), /JSON nesting deeper than 100/);
+  rejects(() => read(Variation, '{"ExternalProductId":9007199254740993,'), /^The request body is not valid JSON: [^]* at position 38\.$/);
 });
 
 test('bindings: to-one object, to-many array, to-many {"results":[…]}, keyed by the navigation named', () => {

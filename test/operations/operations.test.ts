@@ -339,9 +339,12 @@ describe('SetEbayCategory', () => {
     assert.deepEqual([product.EbayCategoryId1, product.EbayCategoryId2, product.AutoMatched], ['11450', null, null], 'the call sets all three');
   });
 
-  test('the categories are read-only for entity writes: only the operation sets them', async () => {
+  test('the categories are read-only for entity writes: only the operation sets them, a sent value is ignored', async () => {
+    const before = (await getEntity(live, a, 'Products', aIds.automatchOff)).EbayCategoryId1;
     const res = await asSeller(a, `${live.root}/Products(${aIds.automatchOff}L)`, { method: 'MERGE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ EbayCategoryId1: '1' }) });
-    assert.equal(res.status, 400);
+    assert.equal(res.status, 204, res.body);
+    assert.equal((await getEntity(live, a, 'Products', aIds.automatchOff)).EbayCategoryId1, before);
+    assert.notEqual(before, '1');
   });
 });
 

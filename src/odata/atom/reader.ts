@@ -13,7 +13,7 @@
  */
 import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
 
-import { findNavigation } from '../../model/define';
+import { clientSets, findNavigation } from '../../model/define';
 import type { EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
 import { model } from '../../model/catalogue-model';
 import { fromXmlText, ValueError, type EdmValue } from '../edm';
@@ -199,6 +199,8 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
         if (uri !== D_NS) return SKIP;
         const prop = type.properties.find((p) => p.name === local);
         if (!prop) throw badRequest(`The property '${clip(local)}' does not exist on type '${qualified(type)}'.`);
+        // The key and read-only properties are ignored unread: their values never fail a write.
+        if (!clientSets(prop)) return SKIP;
         if (values.has(prop.name)) throw badRequest(`The property '${prop.name}' appears more than once.`);
         return { k: 'property', prop, isNull: attr(tag, M_NS, 'null') === 'true', text: '' };
       }

@@ -174,7 +174,12 @@ export function quotedLiteral(prefix: string, content: string, pos: number): Lit
     try {
       return literal('Edm.DateTime', parseIsoDateTime(content));
     } catch {
-      throw invalid(written, 'Edm.DateTime', pos, "expected datetime'yyyy-MM-ddTHH:mm[:ss[.fffffff]]' with a real date and time");
+      throw invalid(
+        written,
+        'Edm.DateTime',
+        pos,
+        "expected datetime'yyyy-MM-ddTHH:mm[:ss[.fffffff]]' (optionally with Z or an offset such as +02:00) with a real date and time from 0001-01-01 to 9999-12-31 in UTC",
+      );
     }
   }
   if (kind === 'guid') {

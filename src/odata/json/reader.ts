@@ -9,10 +9,12 @@
  * and `constructor` are ordinary (unknown) member names.
  */
 import { model } from '../../model/catalogue-model';
+import { clientSets } from '../../model/define';
 import type { EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
-import { fromJson, ValueError, type EdmValue } from '../edm';
+import { isSafeNumber, parse as parseLossless } from 'lossless-json';
+import { fromJson, JsonNumberText, ValueError, type EdmValue } from '../edm';
 import type { EntityPayload } from '../entity';
-import { badRequest } from '../errors';
+import { badRequest, ODataError } from '../errors';
 
 /** Deepest allowed nesting of objects and arrays in a request body. */
 export const MAX_JSON_DEPTH = 100;
@@ -59,9 +61,20 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Objects and arrays deeper than MAX_JSON_DEPTH are refused before JSON.parse sees them. */
-function checkNesting(text: string): void {
+/**
+ * Most digits a number may have for JSON.parse to read it exactly: a double holds every decimal of
+ * up to 15 significant digits (and every integer below 10^15) without change.
+ */
+const EXACT_DIGITS = 15;
+
+/**
+ * One pass over the text before it is parsed: objects and arrays deeper than MAX_JSON_DEPTH are
+ * refused, and the answer says whether some number might not survive JSON.parse (more than 15
+ * digits, or an exponent), in which case the body is parsed losslessly.
+ */
+function scan(text: string): { readonly inexactNumber: boolean } {
   let depth = 0;
+  let inexactNumber = false;
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
@@ -76,8 +89,37 @@ function checkNesting(text: string): void {
       if (++depth > MAX_JSON_DEPTH) throw badRequest(`JSON nesting deeper than ${MAX_JSON_DEPTH} levels is not accepted.`);
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
+    } else if (c >= 0x30 && c <= 0x39 && !inexactNumber) {
+      // A number (outside strings, a digit starts or continues one): count its digits.
+      let digits = 0;
+      for (; i < length; i++) {
+        const d = text.charCodeAt(i);
+        if (d >= 0x30 && d <= 0x39) digits++;
+        else if (d === 0x65 || d === 0x45) inexactNumber = true; // e, E
+        else if (d !== 0x2e && d !== 0x2b && d !== 0x2d) break; // . + -
+      }
+      i--;
+      if (digits > EXACT_DIGITS) inexactNumber = true;
     }
   }
+  return { inexactNumber };
+}
+
+/**
+ * A number that a double holds exactly, as a number; any other as the JsonNumberText of its
+ * digits (9007199254740993 must not become 9007199254740992).
+ */
+function exactNumber(text: string): number | JsonNumberText {
+  return isSafeNumber(text) ? Number(text) : new JsonNumberText(text);
+}
+
+/**
+ * JSON.parse when every number survives it (the common body, at JSON.parse's speed), lossless-json
+ * otherwise. Both keep the last of repeated member names and treat `__proto__` as a plain name.
+ */
+function parseJson(text: string): unknown {
+  if (!scan(text).inexactNumber) return JSON.parse(text);
+  return parseLossless(text, null, { parseNumber: exactNumber, onDuplicateKey: ({ newValue }) => newValue });
 }
 
 /** What went wrong, from a JSON.parse SyntaxError, without the chunk of body V8 quotes. */
@@ -85,12 +127,13 @@ function syntaxErrorText(error: unknown): string {
   const message = error instanceof Error ? error.message : '';
   const position = /at position (\d+)/.exec(message)?.[1];
   // V8 (Node 20+) quotes the body: `Unexpected token 'x', "{"a":x}" is not valid JSON`.
-  const reason = clip(message.split(/,? "|\s+in JSON at position|\s+\(line /)[0] ?? '', 80).trim();
+  // lossless-json ends its message with ` at position N`.
+  const reason = clip(message.split(/,? "|\s+in JSON at position|\s+at position \d|\s+\(line /)[0] ?? '', 80).trim();
   if (position !== undefined) return `The request body is not valid JSON: ${reason || 'syntax error'} at position ${position}.`;
   return `The request body is not valid JSON${reason ? `: ${reason}` : ''}.`;
 }
 
-/** UTF-8 decode, size and nesting checks, JSON.parse; a top-level object is required. */
+/** UTF-8 decode, nesting check, exact parse; a top-level object is required. */
 function parseObject(body: Buffer, what: string): JsonObject {
   let text: string;
   try {
@@ -99,11 +142,11 @@ function parseObject(body: Buffer, what: string): JsonObject {
     throw badRequest('The request body is not valid UTF-8.');
   }
   if (/^[ \t\r\n]*$/.test(text)) throw badRequest(`The request body is empty: ${what} was expected.`);
-  checkNesting(text);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseJson(text);
   } catch (error) {
+    if (error instanceof ODataError) throw error;
     throw badRequest(syntaxErrorText(error));
   }
   if (!isObject(parsed)) throw badRequest(`The request body must be a JSON object: ${what} was expected.`);
@@ -119,8 +162,8 @@ function parseObject(body: Buffer, what: string): JsonObject {
 /**
  * A JSON entity body read against `type`: properties coerced to their model types, navigation
  * bindings (`{"__metadata":{"uri":…}}`, an array of such, or `{"results":[…]}` of such) keyed by
- * the canonical navigation name. `{"__deferred":…}` navigations and __metadata (when its type
- * matches) are ignored; inline entity content (deep insert), unknown members and values that are
+ * the canonical navigation name. The key and read-only properties, `{"__deferred":…}` navigations
+ * and __metadata (when its type matches) are ignored; inline entity content (deep insert), unknown members and values that are
  * not of their property's type are a 400 that names the member.
  */
 export function readJsonEntity(type: EntityTypeDef, body: Buffer): EntityPayload {
@@ -137,7 +180,8 @@ export function readJsonEntity(type: EntityTypeDef, body: Buffer): EntityPayload
     const member = info.members.get(key);
     if (member === undefined) throw badRequest(`The property '${clip(key)}' does not exist on type '${info.qualifiedName}'.`);
     if (member.kind === 'property') {
-      values.set(key, readValue(member.property, value));
+      // The key and read-only properties are ignored unread: their values never fail a write.
+      if (clientSets(member.property)) values.set(key, readValue(member.property, value));
       continue;
     }
     const uris = readNavigation(key, member, value, info.qualifiedName);

@@ -128,8 +128,19 @@ test('datetime literals: any case of the prefix, optional seconds and fraction',
     ["datetime'2013-09-16T07:21:12.5'", lit('Edm.DateTime', ms + 500)],
     ["datetime'2013-09-16T07:21:12.1234567'", lit('Edm.DateTime', ms + 123)],
     ["datetime'2012-02-29T00:00'", lit('Edm.DateTime', Date.UTC(2012, 1, 29))],
+    // DateTime.MinValue and MaxValue of .NET; years below 100 are not read as 19xx.
+    ["datetime'0001-01-01T00:00:00'", lit('Edm.DateTime', -62135596800000)],
+    ["datetime'0099-12-31T00:00:00'", lit('Edm.DateTime', -59011545600000)],
+    ["datetime'9999-12-31T23:59:59.9999999'", lit('Edm.DateTime', 253402300799999)],
+    // Z and offsets are converted to UTC.
+    ["datetime'2013-09-16T07:21:12Z'", lit('Edm.DateTime', ms)],
+    ["datetime'2013-09-16T09:21:12+02:00'", lit('Edm.DateTime', ms)],
+    ["datetime'2013-09-16T05:51:12-0130'", lit('Edm.DateTime', ms)],
   ]);
-  for (const bad of ['2013-02-30T00:00', '2013-02-29T00:00', '2013-09-16T24:00', '2013-09-16T07:60', '2013-13-01T00:00', '2013-09-16', 'abc', '', '2013-09-16T07:21:12.12345678']) {
+  for (const bad of [
+    '2013-02-30T00:00', '2013-02-29T00:00', '2013-09-16T24:00', '2013-09-16T07:60', '2013-13-01T00:00', '2013-09-16', 'abc', '', '2013-09-16T07:21:12.12345678',
+    '0000-12-31T00:00:00', '0001-01-01T00:00:00+00:01', '9999-12-31T23:59:59-00:01', '2013-09-16T07:21:12+15:00', '2013-09-16T07:21:12+02:60',
+  ]) {
     assertBadRequest(() => parseUriLiteral(`datetime'${bad}'`), `datetime'${bad}' is not a valid Edm.DateTime literal at position 0`);
   }
 });
