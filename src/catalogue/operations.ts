@@ -6,12 +6,12 @@
  * the same writes and rules as the entity sets.
  */
 import type { Clock } from '../clock';
-import type { EntityTypeDef, LinkTableRelation, Model } from '../model/types';
+import type { EntityTypeDef, LinkTableRelation, Model, PropertyDef } from '../model/types';
 import { badRequest, notFound } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { OperationArguments } from '../odata/uri/operation-parameters';
-import { VERSION_BUMP, type EntityStore } from '../store/entities';
+import { versionBumpFor, type EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { orderHistoryText } from './order-history';
 import type { CatalogueWrites } from './writes';
@@ -86,8 +86,12 @@ export class CatalogueOperations {
     return record;
   }
 
+  private property(typeName: string, property: string): PropertyDef {
+    return this.type(typeName).properties.find((p) => p.name === property)!;
+  }
+
   private column(typeName: string, property: string): string {
-    return `"${this.type(typeName).properties.find((p) => p.name === property)!.column}"`;
+    return `"${this.property(typeName, property).column}"`;
   }
 
   private table(typeName: string): string {
@@ -154,7 +158,7 @@ export class CatalogueOperations {
     const links = catalog.type.navigations.find((n) => n.name === 'Products')!.relation as LinkTableRelation;
     const codec = this.entities.store.codec;
     await call.tx.run(
-      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ?, ${VERSION_BUMP} ` +
+      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ?${versionBumpFor([this.property('Product', property)])} ` +
         `WHERE account_id = ? AND id IN (SELECT "${links.leftColumn}" FROM "${links.table}" WHERE account_id = ? AND "${links.rightColumn}" = ?)`,
       [codec.encode('Edm.Int64', profileId), codec.encode('Edm.DateTime', now), call.accountId, call.accountId, catalogId],
     );

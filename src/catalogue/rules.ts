@@ -8,7 +8,7 @@ import type { EntityTypeDef, Model } from '../model/types';
 import { badRequest, ODataError } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
-import { VERSION_BUMP, type EntityStore } from '../store/entities';
+import { versionBumpFor, type EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
 
@@ -231,8 +231,9 @@ const followUps: Readonly<Record<string, Rule>> = {
     // A variation moved to another product takes its variation-level discount offers along, so
     // an offer's ProductId and ProductVariationId never name two different products.
     if (!ctx.stored || !changes(ctx, 'ProductId')) return;
-    const offers = q(ctx.model.typeByName.get('DiscountOffer')!.table);
-    await ctx.tx.run(`UPDATE ${offers} SET product_id = ?, ${VERSION_BUMP} WHERE account_id = ? AND product_variation_id = ?`, [ctx.row.ProductId as bigint, ctx.accountId, id(ctx)]);
+    const offer = ctx.model.typeByName.get('DiscountOffer')!;
+    const offerProduct = offer.properties.find((p) => p.name === 'ProductId')!;
+    await ctx.tx.run(`UPDATE ${q(offer.table)} SET ${q(offerProduct.column)} = ?${versionBumpFor([offerProduct])} WHERE account_id = ? AND product_variation_id = ?`, [ctx.row.ProductId as bigint, ctx.accountId, id(ctx)]);
   },
 
   // Order history, flags and the order's dates (README "Order history"), at the write's

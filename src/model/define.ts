@@ -72,8 +72,8 @@ function buildProperty(name: string, s: PropertySpec): PropertyDef {
     type: s.type,
     nullable: o.nullable ?? false,
     access,
-    // The ETag is the row version (see the store's schema): any change of the row moves it.
-    concurrencyToken: access !== 'key',
+    // The ETag covers what a client may write (see PropertyDef.concurrencyToken).
+    concurrencyToken: access === 'writable',
     column: snakeCase(name),
     ...(o.maxLength !== undefined ? { maxLength: o.maxLength } : {}),
     ...(o.requiredOnCreate ? { requiredOnCreate: true } : {}),

@@ -35,8 +35,11 @@ export interface PropertyDef {
   readonly timestamp?: 'created' | 'modified';
   /**
    * A change of this property moves the entity's ETag, so $metadata declares it
-   * ConcurrencyMode="Fixed" (generated clients then send If-Match). The ETag is the row's version,
-   * which every change of the row moves, whoever makes it: so every property but the key.
+   * ConcurrencyMode="Fixed" (generated clients then send If-Match). These are the writable
+   * properties: the ETag is a row version that moves when one of them is written, as WCF Data
+   * Services computes it from the Fixed properties. Values the service or the platform set
+   * (dates, profile ids, payment flags) leave it alone, so a client's whole-entity update after
+   * such a change still matches (the read-only values it re-sends are ignored anyway).
    */
   readonly concurrencyToken: boolean;
 }

@@ -11,8 +11,15 @@ import { VERSION_COLUMN } from './schema';
 
 const q = (name: string) => `"${name}"`;
 
-/** SET item of every statement that changes an entity row: the row gets a new version (ETag). */
-export const VERSION_BUMP = `${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1`;
+/**
+ * The SET items that give a changed row a new version (its ETag), or '' when none of the changed
+ * properties is a concurrency token: the ETag covers what a seller writes, as WCF Data Services
+ * computes it from the ConcurrencyMode="Fixed" properties, so a value the service or the platform
+ * sets (a profile id, MarkedAsPayed) leaves a client's If-Match valid.
+ */
+export function versionBumpFor(changed: readonly PropertyDef[]): string {
+  return changed.some((p) => p.concurrencyToken) ? `, ${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1` : '';
+}
 
 /** The select list of an entity read as an array row (see EntityStore.decodeRow). */
 export function columnsOf(type: EntityTypeDef, alias = 't'): string {
@@ -162,7 +169,7 @@ export class EntityStore {
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
     if (props.length === 0) return;
-    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}, ${VERSION_BUMP} WHERE account_id = ? AND id = ?`;
+    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ?`;
     await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
   }
 
@@ -190,9 +197,10 @@ export class EntityStore {
     for (const r of this.model.relations) {
       if (r.kind !== 'reference' || r.principal !== type.name) continue;
       const dependent = this.model.typeByName.get(r.dependent)!;
-      const fk = q(dependent.properties.find((p) => p.name === r.foreignKey)!.column);
+      const fkProperty = dependent.properties.find((p) => p.name === r.foreignKey)!;
+      const fk = q(fkProperty.column);
       if (r.onDelete === 'setNull') {
-        await tx.run(`UPDATE ${typeSql(dependent).table} SET ${fk} = NULL, ${VERSION_BUMP} WHERE account_id = ? AND ${fk} IN (${selected})`, [accountId, accountId, ...params]);
+        await tx.run(`UPDATE ${typeSql(dependent).table} SET ${fk} = NULL${versionBumpFor([fkProperty])} WHERE account_id = ? AND ${fk} IN (${selected})`, [accountId, accountId, ...params]);
       } else if (r.onDelete === 'cascade') {
         await this.clearPointers(tx, accountId, dependent, `${fk} IN (${selected})`, [accountId, ...params], seen);
       }

@@ -2,9 +2,11 @@
  * ConcurrencyMode="Fixed", from a generated client's side. Code generators (the .NET WCF Data
  * Services client's among them) read $metadata and send If-Match on updates and deletes only for
  * entity types that have a property declared ConcurrencyMode="Fixed"; a type without one is
- * written blindly and a concurrent change is overwritten. The service's ETag is the row version,
- * which every change of the row moves (a seller's write, a service operation, the platform), so
- * every property but the key must be declared Fixed, and a change of any of them must move it.
+ * written blindly and a concurrent change is overwritten. The service's ETag is a row version that
+ * moves when a writable property is written (by a seller's write or an operation such as
+ * ReviseInventoryStatus), as WCF Data Services computes the ETag from the Fixed properties: so the
+ * writable properties are declared Fixed, and a value the service sets on its own (a profile id
+ * set by an operation) leaves the ETag, and a .NET client's whole-entity update with it, valid.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +14,7 @@ import { childElements, parseXml, type XmlElement } from './datajs';
 import type { HttpResponse } from '../support/http-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { EDM } from '../support/spec';
+import { model } from '../../src/model/catalogue-model';
 
 let live: LiveService;
 let seller: Seller;
@@ -46,31 +49,64 @@ before(async () => {
 });
 after(() => live.close());
 
-test('every entity type has ConcurrencyMode="Fixed" properties (so generated clients send If-Match): all but the key', async () => {
+test('the writable properties are ConcurrencyMode="Fixed" (so generated clients send If-Match); the key and read-only ones are not', async () => {
   const doc = parseXml((await asSeller(seller, `${live.root}/$metadata`)).body);
   assert.equal(fixedByType.size, 17);
   for (const t of Array.from(doc.getElementsByTagNameNS(EDM, 'EntityType'))) {
     const name = t.getAttribute('Name')!;
-    const all = childElements(t, EDM, 'Property').map((p) => p.getAttribute('Name')!);
-    assert.deepEqual(fixedByType.get(name), all.filter((p) => p !== keyByType.get(name)), `${name}: every property but the key`);
+    const type = model.typeByName.get(name)!;
+    const writable = type.properties.filter((p) => p.access === 'writable').map((p) => p.name);
+    assert.deepEqual(fixedByType.get(name), writable, `${name}: the writable properties`);
+    assert.ok(!fixedByType.get(name)!.includes(keyByType.get(name)!), `${name}: not the key`);
   }
+  // Spelled out for the type every connector writes.
+  const product = fixedByType.get('Product')!;
+  for (const p of ['Title', 'Price', 'StockAmount']) assert.ok(product.includes(p), p);
+  for (const p of ['Id', 'CreationDate', 'ModificationDate', 'PaymentProfileId']) assert.ok(!product.includes(p), p);
 });
 
-test("a change of a Fixed property by a service operation moves the ETag, and the client's If-Match then answers 412", async () => {
-  assert.ok(fixedByType.get('Product')!.includes('PaymentProfileId'));
-  const created = await call('POST', 'Products', { Title: 'Etag', Price: '1', StockAmount: 1 });
+async function createProduct(title: string): Promise<{ id: string; etag: string }> {
+  const created = await call('POST', 'Products', { Title: title, Price: '1', StockAmount: 1 });
   assert.equal(created.status, 201, created.body);
   const d = (JSON.parse(created.body) as { d: { Id: string; __metadata: { etag: string } } }).d;
+  return { id: d.Id, etag: d.__metadata.etag };
+}
+
+async function readProduct(id: string): Promise<Record<string, unknown> & { __metadata: { etag: string } }> {
+  const res = await call('GET', `Products(${id}L)`);
+  assert.equal(res.status, 200, res.body);
+  return (JSON.parse(res.body) as { d: Record<string, unknown> & { __metadata: { etag: string } } }).d;
+}
+
+test("a change of a Fixed property by a service operation moves the ETag, and the client's If-Match then answers 412", async () => {
   // The generated client keeps the ETag it read and sends it on its next update.
-  const held = d.__metadata.etag;
-  const op = await call('POST', `SetProductProfile?productId=${d.Id}L&type=1&profileId=77L`);
+  const { id, etag: held } = await createProduct('Etag');
+  const op = await call('POST', `ReviseInventoryStatus?productId=${id}L&stockAmount=5`);
   assert.equal(op.status, 200, op.body);
-  const after = await call('GET', `Products(${d.Id}L)`);
-  const now = (JSON.parse(after.body) as { d: { PaymentProfileId: string; __metadata: { etag: string } } }).d;
-  assert.equal(now.PaymentProfileId, '77');
+  const now = await readProduct(id);
+  assert.equal(now.StockAmount, 5);
   assert.notEqual(now.__metadata.etag, held, 'the operation moved the ETag');
-  const stale = await call('MERGE', `Products(${d.Id}L)`, { Title: 'Lost update' }, { 'If-Match': held });
+  const stale = await call('MERGE', `Products(${id}L)`, { Title: 'Lost update' }, { 'If-Match': held });
   assert.equal(stale.status, 412, stale.body);
-  const fresh = await call('MERGE', `Products(${d.Id}L)`, { Title: 'Kept update' }, { 'If-Match': now.__metadata.etag });
+  const fresh = await call('MERGE', `Products(${id}L)`, { Title: 'Kept update' }, { 'If-Match': now.__metadata.etag });
   assert.equal(fresh.status, 204, fresh.body);
+});
+
+test("a read-only value set by an operation leaves the ETag: the .NET client's whole-entity MERGE with the ETag it held answers 204", async () => {
+  const { id } = await createProduct('Profile');
+  // The client reads the whole entity and holds it, with its ETag.
+  const held = await readProduct(id);
+  const op = await call('POST', `SetProductProfile?productId=${id}L&type=1&profileId=77L`);
+  assert.equal(op.status, 200, op.body);
+  const now = await readProduct(id);
+  assert.equal(now.PaymentProfileId, '77');
+  assert.equal(now.__metadata.etag, held.__metadata.etag, 'a read-only change does not move the ETag');
+  // It re-sends everything it holds, the stale PaymentProfileId (null) included, with If-Match.
+  const { __metadata, ...whole } = held;
+  const merge = await call('MERGE', `Products(${id}L)`, { ...whole, Title: 'Renamed' }, { 'If-Match': __metadata.etag });
+  assert.equal(merge.status, 204, merge.body);
+  const after = await readProduct(id);
+  assert.equal(after.Title, 'Renamed');
+  assert.equal(after.PaymentProfileId, '77', 'the read-only value the operation set is kept');
+  assert.notEqual(after.__metadata.etag, held.__metadata.etag, 'the write of writable properties moved the ETag');
 });

@@ -59,8 +59,20 @@ async function readBack(format: Format, type: EntityTypeDef, id: string): Promis
   return entityOf(format, type, res);
 }
 
-function write(format: Format, method: string, path: string, body: string): Promise<HttpResponse> {
-  return asSeller(seller, live.root + path, { method, headers: { ...headersOf(format) }, body });
+/** The ETag of a single-entity answer (GET, or the 204 of an update), which the client keeps for its next If-Match. */
+function etagOf(res: HttpResponse): string {
+  const etag = res.headers.etag;
+  assert.ok(typeof etag === 'string' && etag.length > 0, `an ETag header: ${JSON.stringify(res.headers)}`);
+  return etag;
+}
+
+async function readEtag(format: Format, type: EntityTypeDef, id: string): Promise<string> {
+  return etagOf(await asSeller(seller, `${live.root}/${type.setName}(${id}L)`, { headers: { Accept: headersOf(format).Accept! } }));
+}
+
+/** A write as the client sends it; with `ifMatch`, the ETag it holds for the entity ($metadata declares ConcurrencyMode="Fixed"). */
+function write(format: Format, method: string, path: string, body: string, ifMatch?: string): Promise<HttpResponse> {
+  return asSeller(seller, live.root + path, { method, headers: { ...headersOf(format), ...(ifMatch ? { 'If-Match': ifMatch } : {}) }, body });
 }
 
 let counter = 0;
@@ -153,13 +165,15 @@ describe('an update re-sending the whole object as read before an operation chan
         const id = entityOf(format, Product, created).get('Id')!;
         // The client reads the product; then the operations change read-only properties.
         const held = await readBack(format, Product, id);
+        const heldEtag = await readEtag(format, Product, id);
         await callOperation('SetProductProfile', `productId=${id}L&type=1&profileId=4242L`);
         await callOperation('SetProductProfile', `productId=${id}L&type=3&profileId=4343L`);
         await callOperation('SetEbayCategory', `productId=${id}L&categoryId1=1234L&categoryId2=5678L&autoMatched=true`);
         const changed = await readBack(format, Product, id);
 
         held.set('StockAmount', '17');
-        const res = await write(format, method, `/Products(${id}L)`, bodyOf(format, Product, held, `${live.root}/Products(${id}L)`));
+        // With the ETag it read: the operations set only read-only values, which do not move it.
+        const res = await write(format, method, `/Products(${id}L)`, bodyOf(format, Product, held, `${live.root}/Products(${id}L)`), heldEtag);
         assert.equal(res.status, 204, res.body);
         const after = await readBack(format, Product, id);
         assert.equal(after.get('StockAmount'), '17', 'the writable change');
@@ -213,8 +227,10 @@ describe('an order paid by the client, then updated again from its stale object'
       held.set('PaidAmount', '59.9');
       held.set('PaidDate', '2015-06-01T10:00:00+02:00');
       const uri = `${live.root}/SalesOrders(${id}L)`;
-      const paid = await write(format, 'MERGE', `/SalesOrders(${id}L)`, bodyOf(format, SalesOrder, held, uri, true));
+      const paid = await write(format, 'MERGE', `/SalesOrders(${id}L)`, bodyOf(format, SalesOrder, held, uri, true), await readEtag(format, SalesOrder, id));
       assert.equal(paid.status, 204, paid.body);
+      // The client takes the new ETag from its own update's answer.
+      let heldEtag = etagOf(paid);
       const afterPayment = await readBack(format, SalesOrder, id);
       assert.equal(afterPayment.get('MarkedAsPayed'), 'true', 'the payment marks the order paid');
       assert.equal(dateMs(afterPayment.get('PaidDate')!), Date.UTC(2015, 5, 1, 8, 0, 0));
@@ -222,8 +238,9 @@ describe('an order paid by the client, then updated again from its stale object'
       // The client still holds MarkedAsPayed=false and the old ModificationDate, and sends all.
       held.set('ShippingStatus', '1');
       for (const method of ['MERGE', 'PUT']) {
-        const res = await write(format, method, `/SalesOrders(${id}L)`, bodyOf(format, SalesOrder, held, uri, true));
+        const res = await write(format, method, `/SalesOrders(${id}L)`, bodyOf(format, SalesOrder, held, uri, true), heldEtag);
         assert.equal(res.status, 204, `${method}: ${res.body}`);
+        heldEtag = etagOf(res);
         const after = await readBack(format, SalesOrder, id);
         assert.equal(after.get('MarkedAsPayed'), 'true', `${method} does not set MarkedAsPayed back`);
         assert.equal(after.get('ShippingStatus'), '1');
