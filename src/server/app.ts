@@ -18,7 +18,7 @@ import { EntityReads } from '../store/reads';
 import type { CatalogueWrites } from '../catalogue/writes';
 import type { CatalogueOperations } from '../catalogue/operations';
 import { createCatalogueServices } from '../catalogue/services';
-import { authEndpointsHandler } from '../auth/endpoints';
+import { authEndpointsHandler } from './auth-endpoints';
 import { createHttpServer, type Route } from './http';
 import { publicApiHandler } from './publicapi';
 import { PLATFORM_PATH, platformApiHandler } from './platform-api';

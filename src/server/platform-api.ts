@@ -11,7 +11,7 @@
  *   POST /platform/v1/accounts/{userName}/documents        deliver one document to that account
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { SESSION_COOKIE, sessionCookieOf } from '../auth/endpoints';
+import { SESSION_COOKIE, sessionCookieOf } from './auth-endpoints';
 import { findAccountByUserName } from '../auth/directory';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { PlatformIntake } from '../platform/intake';

@@ -9,13 +9,13 @@ import { badRequest, unauthorized } from '../odata/errors';
 import { readVersionHeaders } from '../odata/negotiate';
 import { parseQueryOptions } from '../odata/uri/query-options';
 import { parseResourcePath } from '../odata/uri/resource-path';
-import { HttpResponder } from './responder';
+import { HttpResponder } from '../service/responder';
 import { readBody } from './body';
-import type { ODataRequest } from './odata-request';
-import { sessionCookieOf } from '../auth/endpoints';
+import type { ODataRequest } from '../service/request';
+import { sessionCookieOf } from './auth-endpoints';
 import { serviceRootOf } from './service-root';
-import { serveRequest } from './dispatch';
-import { handleBatch } from './batch';
+import { serveRequest } from '../service/dispatch';
+import { handleBatch } from '../service/batch/batch';
 
 /** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
 async function identify(app: App, ctx: RequestContext): Promise<number> {

@@ -1,9 +1,9 @@
 /** Whole responses on a ServerResponse, and the one way an error becomes an answer. */
 import type { ServerResponse } from 'node:http';
 import { renderError, ODataError, type ErrorFormat } from '../odata/errors';
-import { HttpResponder, type Reply } from './responder';
+import { HttpResponder, type Reply } from '../service/responder';
 
-export type { Reply } from './responder';
+export type { Reply } from '../service/responder';
 
 export function send(res: ServerResponse, reply: Reply): void {
   new HttpResponder(res).send(reply);

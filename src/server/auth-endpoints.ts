@@ -3,11 +3,11 @@
  * POST /Authentication_JSON_AppService.axd/Login | Logout | IsLoggedIn, answering {"d":…}.
  */
 import { parse as parseCookies } from 'cookie';
-import type { Handler, RequestContext } from '../server/context';
-import { readBody } from '../server/body';
-import { send } from '../server/respond';
+import type { Handler, RequestContext } from './context';
+import { readBody } from './body';
+import { send } from './respond';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
-import type { SessionService } from './sessions';
+import type { SessionService } from '../auth/sessions';
 
 export const SESSION_COOKIE = '.ASPXAUTH';
 /** Login bodies are tiny; anything bigger is not a login. */

@@ -15,7 +15,7 @@ import { MEDIA, negotiate } from '../odata/negotiate';
 import { parseOperationArguments, type OperationArguments } from '../odata/uri/operation-parameters';
 import { allowOnly } from '../odata/uri/query-options';
 import type { SqlExecutor } from '../store/store';
-import type { ODataRequest } from './odata-request';
+import type { ODataRequest } from './request';
 import type { Reply } from './responder';
 import { responseVersion } from './resources';
 

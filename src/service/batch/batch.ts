@@ -8,18 +8,18 @@
  * Content-Type decisions: a body that is not multipart/mixed (or has no Content-Type) is 415;
  * multipart/mixed with a missing or invalid boundary, or a body its boundary does not frame, is 400.
  */
-import { type BatchResponsePart, parseBatchRequest, writeBatchResponse } from '../odata/batch';
-import { echo } from '../odata/batch/echo';
-import { parseContentType } from '../odata/batch/media-type';
-import { badRequest, methodNotAllowed, ODataError } from '../odata/errors';
-import { allowOnly, type QueryOptions } from '../odata/uri/query-options';
-import { ResponseBudget } from './batch-budget';
-import { runChangeset } from './batch-changeset';
-import { runQueryPart } from './batch-query';
-import type { BatchCaller } from './batch-request';
-import { readBody } from './body';
-import { headerOf, type RequestContext } from './context';
-import { HttpResponder } from './responder';
+import { type BatchResponsePart, parseBatchRequest, writeBatchResponse } from '../../odata/batch';
+import { echo } from '../../odata/batch/echo';
+import { parseContentType } from '../../odata/batch/media-type';
+import { badRequest, methodNotAllowed, ODataError } from '../../odata/errors';
+import { allowOnly, type QueryOptions } from '../../odata/uri/query-options';
+import { ResponseBudget } from './budget';
+import { runChangeset } from './changeset';
+import { runQueryPart } from './query';
+import type { BatchCaller } from './request';
+import { readBody } from '../../server/body';
+import { headerOf, type RequestContext } from '../../server/context';
+import { HttpResponder } from '../responder';
 
 /** Everything about the batch request itself that can be refused before its body is read. */
 function checkBatchRequest(ctx: RequestContext, options: QueryOptions): string {

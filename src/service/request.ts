@@ -6,7 +6,7 @@
 import type { VersionHeaders } from '../odata/negotiate';
 import type { QueryOptions } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
-import type { App } from './app';
+import type { App } from '../server/app';
 import type { Responder } from './responder';
 
 export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePath, { kind: K }>;

@@ -9,7 +9,7 @@ import { MEDIA, negotiate } from '../odata/negotiate';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
 import { allowOnly } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
-import type { ODataRequest } from './odata-request';
+import type { ODataRequest } from './request';
 import { handleOperation } from './operations';
 import { handleResource } from './resources';
 

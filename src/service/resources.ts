@@ -18,7 +18,7 @@ import { allowOnly } from '../odata/uri/query-options';
 import { readJsonEntity, readJsonLink } from '../odata/json/reader';
 import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { SqlExecutor } from '../store/store';
-import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './odata-request';
+import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
 import { idempotencyKeyOf, once, requestHash } from './idempotency';

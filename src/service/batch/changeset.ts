@@ -9,22 +9,22 @@
  * changeset is answered by that operation's error alone. The answers leave only after COMMIT:
  * the batch is answered when store.write has resolved.
  */
-import type { BatchResponsePart, InnerRequest, InnerResponse } from '../odata/batch';
-import { resolveTarget } from '../odata/batch';
-import { echo } from '../odata/batch/echo';
-import { entityPath } from '../odata/entity';
-import { badRequest, methodNotAllowed } from '../odata/errors';
-import { parseResourcePath, type ResourcePath } from '../odata/uri/resource-path';
-import { deletionScope, type DeletionScope } from '../store/cascade';
-import type { SqlExecutor } from '../store/store';
-import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './batch-request';
-import { ChangesetLedger, type EntityRef, linkPair } from './changeset-ledger';
-import type { ODataRequest, ResourcePathOf } from './odata-request';
-import { idempotencyKeyOf, once, requestHash } from './idempotency';
-import { operationInTransaction } from './operations';
-import { BufferedResponder, type Reply } from './responder';
-import { resolve, writeResource } from './resources';
-import { SERVICE_PATH } from './service-root';
+import type { BatchResponsePart, InnerRequest, InnerResponse } from '../../odata/batch';
+import { resolveTarget } from '../../odata/batch';
+import { echo } from '../../odata/batch/echo';
+import { entityPath } from '../../odata/entity';
+import { badRequest, methodNotAllowed } from '../../odata/errors';
+import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-path';
+import { deletionScope, type DeletionScope } from '../../store/cascade';
+import type { SqlExecutor } from '../../store/store';
+import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
+import { ChangesetLedger, type EntityRef, linkPair } from './ledger';
+import type { ODataRequest, ResourcePathOf } from '../request';
+import { idempotencyKeyOf, once, requestHash } from '../idempotency';
+import { operationInTransaction } from '../operations';
+import { BufferedResponder, type Reply } from '../responder';
+import { resolve, writeResource } from '../resources';
+import { SERVICE_PATH } from '../../server/service-root';
 
 /** A path into the entity sets (not an operation, $metadata, …). */
 type SetPath = ResourcePathOf<'resource'>;

@@ -3,14 +3,14 @@
  * snapshot, service operations of method GET included), its answer collected in memory. Whatever
  * goes wrong is this part's error response only.
  */
-import { type BatchResponsePart, type InnerRequest, resolveTarget } from '../odata/batch';
-import { echo } from '../odata/batch/echo';
-import { badRequest } from '../odata/errors';
-import { parseResourcePath } from '../odata/uri/resource-path';
-import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './batch-request';
-import { BudgetedResponder, type ResponseBudget } from './batch-budget';
-import { serveRequest } from './dispatch';
-import { SERVICE_PATH } from './service-root';
+import { type BatchResponsePart, type InnerRequest, resolveTarget } from '../../odata/batch';
+import { echo } from '../../odata/batch/echo';
+import { badRequest } from '../../odata/errors';
+import { parseResourcePath } from '../../odata/uri/resource-path';
+import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
+import { BudgetedResponder, type ResponseBudget } from './budget';
+import { serveRequest } from '../dispatch';
+import { SERVICE_PATH } from '../../server/service-root';
 
 export async function runQueryPart(caller: BatchCaller, inner: InnerRequest, budget: ResponseBudget): Promise<BatchResponsePart> {
   try {

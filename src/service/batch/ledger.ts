@@ -9,8 +9,8 @@
  * same changeset had deleted still succeeded. Here every operation writes at once, so the ledger
  * remembers what is gone and such a DELETE answers 204 without touching the database.
  */
-import type { EntityTypeDef, LinkTableRelation, NavigationDef } from '../model/types';
-import type { DeletionScope } from '../store/cascade';
+import type { EntityTypeDef, LinkTableRelation, NavigationDef } from '../../model/types';
+import type { DeletionScope } from '../../store/cascade';
 
 export interface EntityRef {
   readonly type: EntityTypeDef;
