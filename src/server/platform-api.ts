@@ -15,7 +15,7 @@ import { SESSION_COOKIE, sessionCookieOf } from './auth-endpoints';
 import { findAccountByUserName } from '../auth/directory';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { PlatformIntake } from '../platform/intake';
-import type { App } from './app';
+import type { App } from '../service/app';
 import { readBody } from './body';
 import { bodyMediaType, headerOf, type Handler, type RequestContext } from './context';
 

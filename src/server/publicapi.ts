@@ -3,13 +3,13 @@
  * design/architecture.md: parse (headers, path, options) -> identify (token and cookie) -> plan
  * and execute -> write. Resources of later stages are reached from here.
  */
-import type { App } from './app';
+import type { App } from '../service/app';
 import { headerOf, type Handler, type RequestContext } from './context';
 import { badRequest, unauthorized } from '../odata/errors';
 import { readVersionHeaders } from '../odata/negotiate';
 import { parseQueryOptions } from '../odata/uri/query-options';
 import { parseResourcePath } from '../odata/uri/resource-path';
-import { HttpResponder } from '../service/responder';
+import { HttpResponder } from './http-responder';
 import { readBody } from './body';
 import type { ODataRequest } from '../service/request';
 import { sessionCookieOf } from './auth-endpoints';
@@ -53,7 +53,15 @@ export function publicApiHandler(app: App): Handler {
     // Resolve and answer.
     const path = parseResourcePath(app.model, rest);
     const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
-    if (path.kind === 'batch') return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log }, ctx, options);
+    if (path.kind === 'batch') {
+      const batch = {
+        method: ctx.req.method ?? '',
+        header: (name: string) => headerOf(ctx, name),
+        body: (limit: number) => readBody(ctx.req, limit),
+        responder: new HttpResponder(ctx.res),
+      };
+      return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log }, batch, options);
+    }
     const request: ODataRequest = {
       app,
       accountId,

@@ -3,10 +3,11 @@
  * $batch: its parsed path and options, its headers and body, who it acts for, and where its
  * answer goes.
  */
+import { ODataError } from '../odata/errors';
 import type { VersionHeaders } from '../odata/negotiate';
 import type { QueryOptions } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
-import type { App } from '../server/app';
+import type { App } from './app';
 import type { Responder } from './responder';
 
 export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePath, { kind: K }>;
@@ -30,4 +31,12 @@ export interface ODataRequest {
 /** The media type of the request body, lower-case and without parameters ('' when absent). */
 export function bodyMediaTypeOf(r: ODataRequest): string {
   return (r.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Where the OData service answers, below the origin. */
+export const SERVICE_PATH = '/publicapi/v1/api.svc';
+
+/** A body above the limit: the same answer over HTTP and inside a $batch. */
+export function tooLarge(limit: number): ODataError {
+  return new ODataError(413, `The request body is larger than the limit of ${limit} bytes.`);
 }

@@ -1,10 +1,9 @@
 /**
- * Where a resource handler writes its answer. Over HTTP that is the socket; inside a $batch it
- * is one part of the multipart answer. Handlers write through this interface only, so the same
+ * Where a resource handler writes its answer. Over HTTP that is the socket (server/http-responder.ts);
+ * inside a $batch it is one part of the multipart answer. Handlers write through this interface only, so the same
  * handler serves both. OData headers (DataServiceVersion, Cache-Control) are added here so that
  * no answer can miss them.
  */
-import type { ServerResponse } from 'node:http';
 import { versionHeader, type ProtocolVersion } from '../odata/negotiate';
 
 export interface Reply {
@@ -41,80 +40,6 @@ export interface Responder {
 /** Headers every OData answer carries. */
 export function odataHeaders(version: ProtocolVersion | undefined): Record<string, string> {
   return { DataServiceVersion: versionHeader(version ?? 1), 'Cache-Control': 'no-cache' };
-}
-
-/** Writes to the socket; a streamed body waits for 'drain' when the socket buffer is full. */
-export class HttpResponder implements Responder {
-  /** Set by 'close': a client that went away must end a stream at once, not leave it waiting for 'drain'. */
-  private closed = false;
-
-  /** @param sendTimeoutMs how long a streamed write may wait for the client to take it (see Limits). */
-  constructor(
-    private readonly res: ServerResponse,
-    private readonly sendTimeoutMs = 30_000,
-  ) {
-    res.once('close', () => {
-      this.closed = true;
-    });
-  }
-
-  get started(): boolean {
-    return this.res.headersSent;
-  }
-
-  send(reply: Reply): void {
-    const res = this.res;
-    if (res.headersSent) return;
-    res.statusCode = reply.status;
-    for (const [name, value] of Object.entries(odataHeaders(reply.version))) res.setHeader(name, value);
-    if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
-    if (reply.body === undefined) {
-      res.end();
-      return;
-    }
-    const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
-    if (reply.contentType) res.setHeader('Content-Type', reply.contentType);
-    res.setHeader('Content-Length', body.length);
-    res.end(body);
-  }
-
-  stream(head: StreamHead): BodyStream {
-    const res = this.res;
-    res.statusCode = head.status;
-    for (const [name, value] of Object.entries(odataHeaders(head.version))) res.setHeader(name, value);
-    if (head.headers) for (const [name, value] of Object.entries(head.headers)) res.setHeader(name, value);
-    res.setHeader('Content-Type', head.contentType);
-    const gone = () => new Error('the client went away');
-    return {
-      write: (chunk: Buffer): Promise<void> => {
-        if (this.closed) return Promise.reject(gone());
-        if (res.write(chunk)) return Promise.resolve();
-        return new Promise<void>((resolve, reject) => {
-          if (this.closed) return reject(gone());
-          const stalled = setTimeout(() => {
-            // The client took nothing for sendTimeoutMs: cut it off, which ends the stream
-            // (through 'close') and frees what it holds.
-            res.destroy();
-          }, this.sendTimeoutMs);
-          const onDrain = () => {
-            clearTimeout(stalled);
-            res.off('close', onClose);
-            resolve();
-          };
-          const onClose = () => {
-            clearTimeout(stalled);
-            res.off('drain', onDrain);
-            reject(gone());
-          };
-          res.once('drain', onDrain);
-          res.once('close', onClose);
-        });
-      },
-      end(chunk?: Buffer): void {
-        res.end(chunk);
-      },
-    };
-  }
 }
 
 /** Collects a whole response in memory: one part of a $batch answer. */

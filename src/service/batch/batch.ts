@@ -17,19 +17,27 @@ import { ResponseBudget } from './budget';
 import { runChangeset } from './changeset';
 import { runQueryPart } from './query';
 import type { BatchCaller } from './request';
-import { readBody } from '../../server/body';
-import { headerOf, type RequestContext } from '../../server/context';
-import { HttpResponder } from '../responder';
+import type { Responder } from '../responder';
+
+/** The $batch request as it arrived over HTTP: its own verb and headers, its body read on demand. */
+export interface BatchHttpRequest {
+  /** As sent, not tunnelled: a $batch is POST only. */
+  readonly method: string;
+  header(name: string): string | undefined;
+  /** The body, refused above `limit` bytes. */
+  body(limit: number): Promise<Buffer>;
+  readonly responder: Responder;
+}
 
 /** Everything about the batch request itself that can be refused before its body is read. */
-function checkBatchRequest(ctx: RequestContext, options: QueryOptions): string {
-  if (headerOf(ctx, 'x-http-method') !== undefined || headerOf(ctx, 'x-http-method-override') !== undefined) {
+function checkBatchRequest(request: BatchHttpRequest, options: QueryOptions): string {
+  if (request.header('x-http-method') !== undefined || request.header('x-http-method-override') !== undefined) {
     throw badRequest('X-HTTP-Method is not allowed on a $batch request: send it as POST.');
   }
-  const method = ctx.req.method ?? '';
+  const { method } = request;
   if (method !== 'POST') throw methodNotAllowed(method, ['POST']);
   allowOnly(options, [], '$batch');
-  const contentType = headerOf(ctx, 'content-type');
+  const contentType = request.header('content-type');
   if (contentType === undefined || contentType.trim() === '') {
     throw new ODataError(415, 'A $batch request needs Content-Type: multipart/mixed with a boundary parameter.');
   }
@@ -41,10 +49,10 @@ function checkBatchRequest(ctx: RequestContext, options: QueryOptions): string {
   return contentType;
 }
 
-export async function handleBatch(caller: BatchCaller, ctx: RequestContext, options: QueryOptions): Promise<void> {
-  const contentType = checkBatchRequest(ctx, options);
+export async function handleBatch(caller: BatchCaller, request: BatchHttpRequest, options: QueryOptions): Promise<void> {
+  const contentType = checkBatchRequest(request, options);
   const { limits } = caller.app.config;
-  const body = await readBody(ctx.req, limits.maxBatchBodyBytes);
+  const body = await request.body(limits.maxBatchBodyBytes);
   const parts = parseBatchRequest(contentType, body, { maxParts: limits.maxBatchParts, maxOperationsPerChangeset: limits.maxChangesetOperations });
 
   const budget = new ResponseBudget(limits.maxBatchResponseBytes);
@@ -53,5 +61,5 @@ export async function handleBatch(caller: BatchCaller, ctx: RequestContext, opti
     answers.push(part.kind === 'query' ? await runQueryPart(caller, part.request, budget) : await runChangeset(caller, part.requests));
   }
   const written = writeBatchResponse(answers);
-  new HttpResponder(ctx.res).send({ status: 202, contentType: written.contentType, body: written.body, version: 1 });
+  request.responder.send({ status: 202, contentType: written.contentType, body: written.body, version: 1 });
 }

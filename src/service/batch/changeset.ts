@@ -24,7 +24,7 @@ import { idempotencyKeyOf, once, requestHash } from '../idempotency';
 import { operationInTransaction } from '../operations';
 import { BufferedResponder, type Reply } from '../responder';
 import { resolve, writeResource } from '../resources';
-import { SERVICE_PATH } from '../../server/service-root';
+import { SERVICE_PATH } from '../request';
 
 /** A path into the entity sets (not an operation, $metadata, …). */
 type SetPath = ResourcePathOf<'resource'>;

@@ -10,7 +10,7 @@ import { parseResourcePath } from '../../odata/uri/resource-path';
 import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
 import { BudgetedResponder, type ResponseBudget } from './budget';
 import { serveRequest } from '../dispatch';
-import { SERVICE_PATH } from '../../server/service-root';
+import { SERVICE_PATH } from '../request';
 
 export async function runQueryPart(caller: BatchCaller, inner: InnerRequest, budget: ResponseBudget): Promise<BatchResponsePart> {
   try {

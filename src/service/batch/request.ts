@@ -5,15 +5,14 @@
  * error, as one application/http response part.
  */
 import type { Logger } from 'pino';
-import type { App } from '../../server/app';
+import type { App } from '../app';
 import type { InnerRequest, InnerResponse } from '../../odata/batch';
 import { badRequest, ODataError, type ErrorFormat } from '../../odata/errors';
 import { errorFormatOf, readVersionHeaders } from '../../odata/negotiate';
 import { parseQueryOptions } from '../../odata/uri/query-options';
-import { tooLarge } from '../../server/body';
-import type { ODataRequest } from '../request';
+import { tooLarge, type ODataRequest } from '../request';
 import { BufferedResponder, type Responder } from '../responder';
-import { errorReply } from '../../server/respond';
+import { errorReply } from '../error-reply';
 
 /** Who a batch acts for and what every inner request shares with it. */
 export interface BatchCaller {
