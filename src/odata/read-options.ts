@@ -1,8 +1,9 @@
 /**
  * The system query options of a read, checked and turned into a ReadPlan: $filter, $orderby,
- * $top, $skip, $skiptoken, $expand, $select and $inlinecount. Which options a resource takes
- * follows Olingo's per-URI-type table (odata-v2-reference.md §4.1); the version a response needs
- * follows operations-and-protocol.md (2.0 for $select, $inlinecount, $skiptoken and paging).
+ * $top, $skip, $skiptoken, $expand, $select and $inlinecount. Which options a resource takes was
+ * decided before (uri/uri-kind.ts); an option present here is one its resource takes. A response
+ * needs version 2.0 for $select, $inlinecount and $skiptoken (and for server paging, decided by
+ * the caller); 1.0 otherwise.
  */
 import type { EntityTypeDef, Model } from '../model/types';
 import { badRequest } from './errors';
@@ -10,7 +11,7 @@ import type { ExpandLimits, ExprLimits, LiteralExpr } from './expr/ast';
 import { parseExpand, parseFilter, parseOrderBy, parseSelect, parseUriLiteral } from './expr';
 import type { ProtocolVersion } from './negotiate';
 import type { ReadPlan, ReadSource } from './plan';
-import { allowOnly, type QueryOptions, type SystemQueryOption } from './uri/query-options';
+import type { QueryOptions } from './uri/query-options';
 
 export interface ReadLimits {
   readonly expr: ExprLimits;
@@ -27,25 +28,6 @@ export interface PlannedRead {
   /** The lowest DataServiceVersion the options need. */
   readonly version: ProtocolVersion;
 }
-
-/** What a resource is, for the options it takes. */
-export type ReadTarget = 'collection' | 'entity' | 'count' | 'links' | 'linksCount';
-
-const ALLOWED: Record<ReadTarget, readonly SystemQueryOption[]> = {
-  collection: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$expand', '$select', '$inlinecount'],
-  entity: ['$format', '$filter', '$expand', '$select'],
-  count: ['$filter', '$orderby', '$top', '$skip'],
-  links: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$inlinecount'],
-  linksCount: ['$filter', '$orderby', '$top', '$skip'],
-};
-
-const DESCRIPTION: Record<ReadTarget, string> = {
-  collection: 'a collection',
-  entity: 'a single entity',
-  count: '$count',
-  links: '$links',
-  linksCount: '$count of $links',
-};
 
 /** A whole number from 0 to max, or a 400 naming the option. */
 function wholeNumber(name: string, text: string, max: number): number {
@@ -79,8 +61,7 @@ function readSkipToken(text: string): LiteralExpr[] {
   });
 }
 
-export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, target: ReadTarget, options: QueryOptions, limits: ReadLimits): PlannedRead {
-  allowOnly(options, ALLOWED[target], DESCRIPTION[target]);
+export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, options: QueryOptions, limits: ReadLimits): PlannedRead {
   const o = options.system;
   let version: ProtocolVersion = 1;
 

@@ -9,11 +9,9 @@
  * changeset can run an operation among its other writes.
  */
 import type { ServiceOperationDef } from '../model/types';
-import { methodNotAllowed } from '../odata/errors';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { MEDIA, negotiate } from '../odata/negotiate';
 import { parseOperationArguments, type OperationArguments } from '../odata/uri/operation-parameters';
-import { allowOnly } from '../odata/uri/query-options';
 import type { SqlExecutor } from '../store/store';
 import type { ODataRequest } from './request';
 import type { Reply } from './responder';
@@ -25,15 +23,8 @@ interface PreparedCall {
   readonly format: WireFormat;
 }
 
-function allowedMethods(operation: ServiceOperationDef): string[] {
-  return operation.httpMethod === 'GET' ? ['GET', 'HEAD'] : [operation.httpMethod];
-}
-
-/** Everything that can be refused before the database is touched. */
+/** Everything that can be refused before the database is touched (method and options were admitted). */
 function prepare(r: ODataRequest, operation: ServiceOperationDef): PreparedCall {
-  const allowed = allowedMethods(operation);
-  if (!allowed.includes(r.method)) throw methodNotAllowed(r.method, allowed);
-  allowOnly(r.options, ['$format'], `the service operation ${operation.name}`);
   const args = parseOperationArguments(operation, r.options.custom);
   const format = wireFormatFor(negotiate(r.header('accept'), r.options.system.get('$format'), MEDIA.xmlOrJson));
   return { operation, args, format };

@@ -9,12 +9,11 @@
  * run several writes in one.
  */
 import type { EntityTypeDef, NavigationDef } from '../model/types';
-import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
+import { badRequest, notFound, ODataError } from '../odata/errors';
 import { toXmlText, type EdmValue } from '../odata/edm';
 import { entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
-import { allowOnly } from '../odata/uri/query-options';
 import { readJsonEntity, readJsonLink } from '../odata/json/reader';
 import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { SqlExecutor } from '../store/store';
@@ -23,7 +22,7 @@ import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
 import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import type { ReadSource } from '../odata/plan';
-import { planRead, type PlannedRead, type ReadTarget } from '../odata/read-options';
+import { planRead, type PlannedRead } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
 import { formatUriLiteral } from '../odata/expr';
 import type { StreamEnd } from '../store/reads';
@@ -61,21 +60,6 @@ export async function resolve(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
     record = next;
   }
   return { kind: 'entity', record };
-}
-
-function allowedMethods(type: EntityTypeDef, target: 'collection' | 'entity'): string[] {
-  if (type.access === 'readOnly') return ['GET', 'HEAD'];
-  if (type.access === 'updatable') return target === 'entity' ? ['GET', 'HEAD', 'PUT', 'MERGE', 'PATCH'] : ['GET', 'HEAD'];
-  return target === 'entity' ? ['GET', 'HEAD', 'PUT', 'MERGE', 'PATCH', 'DELETE'] : ['GET', 'HEAD', 'POST'];
-}
-
-function linkMethods(record: EntityRecord, target: Extract<ResourcePath['target'], { kind: 'links' }>): string[] {
-  const managed = target.navigation.relation.kind === 'linkTable' && record.type.access === 'catalogue';
-  return !managed ? ['GET', 'HEAD'] : target.key === undefined ? ['GET', 'HEAD', 'POST'] : ['GET', 'HEAD', 'DELETE'];
-}
-
-function requireMethod(method: string, allowed: readonly string[]): void {
-  if (!allowed.includes(method)) throw methodNotAllowed(method, allowed);
 }
 
 /** The response version a resource needs, refused when the client cannot read it. */
@@ -168,8 +152,8 @@ function sourceOf(resolved: Extract<Resolved, { kind: 'collection' }>): ReadSour
   return resolved.source ? { kind: 'navigation', navigation: resolved.source.nav, sourceId: resolved.source.record.values.Id as bigint } : { kind: 'set' };
 }
 
-function plan(r: ODataRequest, type: EntityTypeDef, source: ReadSource, target: ReadTarget): PlannedRead {
-  return planRead(r.app.model, type, source, target, r.options, r.app.config.query);
+function plan(r: ODataRequest, type: EntityTypeDef, source: ReadSource): PlannedRead {
+  return planRead(r.app.model, type, source, r.options, r.app.config.query);
 }
 
 /** The address of the next page: the same request, continuing after the last row delivered. */
@@ -189,7 +173,7 @@ function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, deliv
  * client's query is still answered with its status; after that, page by page.
  */
 async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, resolved: Extract<Resolved, { kind: 'collection' }>): Promise<void> {
-  const planned = plan(r, resolved.type, sourceOf(resolved), 'collection');
+  const planned = plan(r, resolved.type, sourceOf(resolved));
   const pageSize = r.app.config.query.pageSize;
   const version = responseVersion(r, pageSize !== undefined ? 2 : planned.version);
   const format = entityFormat(r);
@@ -236,7 +220,7 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
 
 /** One entity: as resolved, or read again through a plan when $expand or $filter asks more of it. */
 async function readEntity(r: ODataRequest, tx: SqlExecutor, record: EntityRecord): Promise<Reply> {
-  const planned = plan(r, record.type, { kind: 'key', id: record.values.Id as bigint }, 'entity');
+  const planned = plan(r, record.type, { kind: 'key', id: record.values.Id as bigint });
   if (!planned.plan.filter && planned.plan.expand.length === 0) return entityReply(r, 200, record, {}, planned.version, planned.select);
   let found: EntityRecord | undefined;
   for await (const page of r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: 1 })) found ??= page.records[0];
@@ -247,18 +231,16 @@ async function readEntity(r: ODataRequest, tx: SqlExecutor, record: EntityRecord
 function readProperty(r: ODataRequest, record: EntityRecord, target: Extract<ResourcePath['target'], { kind: 'property' }>): Reply {
   const value: EdmValue = record.values[target.property.name] ?? null;
   if (target.rawValue) {
-    allowOnly(r.options, [], 'a raw $value');
     if (value === null) throw notFound(`The value of '${target.property.name}' is null.`);
     return { status: 200, contentType: 'text/plain;charset=utf-8', body: toXmlText(target.property.type, value) };
   }
-  allowOnly(r.options, ['$format'], 'a property');
   const format = dataFormat(r);
   return { status: 200, contentType: format.dataContentType, body: format.property(target.property.name, target.property.type, value) };
 }
 
 /** `/$count`: the rows the options select, as text/plain (a version 2.0 answer). */
-async function readCount(r: ODataRequest, tx: SqlExecutor, type: EntityTypeDef, source: ReadSource, target: 'count' | 'linksCount'): Promise<Reply> {
-  const planned = plan(r, type, source, target);
+async function readCount(r: ODataRequest, tx: SqlExecutor, type: EntityTypeDef, source: ReadSource): Promise<Reply> {
+  const planned = plan(r, type, source);
   const version = responseVersion(r, 2);
   const n = await r.app.reads.count(tx, r.accountId, planned.plan, true);
   return { status: 200, contentType: 'text/plain;charset=utf-8', body: String(n), version };
@@ -268,17 +250,16 @@ async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord,
   const nav = target.navigation;
   const id = record.values.Id as bigint;
   const targetType = r.app.model.typeByName.get(nav.target)!;
-  if (target.count) return readCount(r, tx, targetType, { kind: 'navigation', navigation: nav, sourceId: id }, 'linksCount');
+  if (target.count) return readCount(r, tx, targetType, { kind: 'navigation', navigation: nav, sourceId: id });
   const format = dataFormat(r);
   if (target.key !== undefined || !nav.many) {
-    allowOnly(r.options, ['$format'], 'a single $link');
     const wctx = writeContext(r, responseVersion(r, 1));
     let uri: string | undefined;
     for await (const rec of r.app.entities.related(tx, r.accountId, nav, id, target.key)) uri ??= entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint);
     if (uri === undefined) throw missing(target.key !== undefined ? `${target.name}(${target.key}L)` : target.name);
     return { status: 200, contentType: format.dataContentType, body: format.link(uri) };
   }
-  const planned = plan(r, targetType, { kind: 'navigation', navigation: nav, sourceId: id }, 'links');
+  const planned = plan(r, targetType, { kind: 'navigation', navigation: nav, sourceId: id });
   const wctx = writeContext(r, responseVersion(r, planned.version));
   const count = planned.inlineCount ? await r.app.reads.count(tx, r.accountId, planned.plan, false) : undefined;
   const uris: string[] = [];
@@ -299,7 +280,7 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
         return readCollection(r, tx, path, resolved);
       case 'count':
         if (resolved.kind !== 'collection') throw badRequest('$count applies to a collection.');
-        return r.responder.send(await readCount(r, tx, resolved.type, sourceOf(resolved), 'count'));
+        return r.responder.send(await readCount(r, tx, resolved.type, sourceOf(resolved)));
       case 'entity': {
         if (resolved.kind !== 'entity') throw badRequest('The path addresses a collection, not one entity.');
         const ifNoneMatch = r.header('if-none-match');
@@ -355,16 +336,15 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   if (target.kind === 'links') {
     if (resolved.kind !== 'entity') throw badRequest('$links belongs to one entity.');
     const record = resolved.record;
-    requireMethod(r.method, linkMethods(record, target));
     const id = record.values.Id as bigint;
     if (r.method === 'POST') await app.writes.addLink(tx, accountId, record.type, id, target.navigation, readLinkBody(r, body));
     else await app.writes.removeLink(tx, accountId, record.type, id, target.navigation, target.key!);
     return { reply: NO_CONTENT };
   }
-  if (target.kind === 'property' || target.kind === 'count') throw methodNotAllowed(r.method, ['GET', 'HEAD']);
+  // Admitted (uri/uri-kind.ts): a property or a $count is only read.
+  if (target.kind === 'property' || target.kind === 'count') throw new Error(`${r.method} of a ${target.kind} was admitted`);
   if (resolved.kind === 'collection') {
     if (target.kind !== 'collection') throw badRequest('The path addresses a collection, not one entity.');
-    requireMethod(r.method, allowedMethods(resolved.type, 'collection'));
     const parent = resolved.source ? { nav: resolved.source.nav, id: resolved.source.record.values.Id as bigint } : undefined;
     const { record } = await app.writes.create(tx, accountId, resolved.type, readEntityBody(r, resolved.type, body), parent);
     const id = record.values.Id as bigint;
@@ -372,7 +352,6 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   }
   if (target.kind !== 'entity') throw badRequest('The path addresses one entity, not a collection.');
   const record = resolved.record;
-  requireMethod(r.method, allowedMethods(record.type, 'entity'));
   checkIfMatch(r, record);
   const id = record.values.Id as bigint;
   switch (r.method) {

@@ -55,10 +55,3 @@ export function parseQueryOptions(query: string): QueryOptions {
   }
   return { system, custom };
 }
-
-/** A 400 for system options the resource does not take (Olingo's per-URI-type whitelist). */
-export function allowOnly(options: QueryOptions, allowed: readonly SystemQueryOption[], resource: string): void {
-  for (const name of options.system.keys()) {
-    if (!allowed.includes(name)) throw badRequest(`The query option '${name}' cannot be applied to ${resource}.`);
-  }
-}

@@ -11,8 +11,10 @@
 import { type BatchResponsePart, parseBatchRequest, writeBatchResponse } from '../../odata/batch';
 import { echo } from '../../odata/batch/echo';
 import { parseContentType } from '../../odata/batch/media-type';
-import { badRequest, methodNotAllowed, ODataError } from '../../odata/errors';
-import { allowOnly, type QueryOptions } from '../../odata/uri/query-options';
+import { badRequest, ODataError } from '../../odata/errors';
+import type { QueryOptions } from '../../odata/uri/query-options';
+import { admitRequest } from '../../odata/uri/uri-kind';
+import type { Model } from '../../model/types';
 import { ResponseBudget } from './budget';
 import { runChangeset } from './changeset';
 import { runQueryPart } from './query';
@@ -30,13 +32,11 @@ export interface BatchHttpRequest {
 }
 
 /** Everything about the batch request itself that can be refused before its body is read. */
-function checkBatchRequest(request: BatchHttpRequest, options: QueryOptions): string {
+function checkBatchRequest(model: Model, request: BatchHttpRequest, options: QueryOptions): string {
   if (request.header('x-http-method') !== undefined || request.header('x-http-method-override') !== undefined) {
     throw badRequest('X-HTTP-Method is not allowed on a $batch request: send it as POST.');
   }
-  const { method } = request;
-  if (method !== 'POST') throw methodNotAllowed(method, ['POST']);
-  allowOnly(options, [], '$batch');
+  admitRequest(model, { kind: 'batch' }, request.method, options);
   const contentType = request.header('content-type');
   if (contentType === undefined || contentType.trim() === '') {
     throw new ODataError(415, 'A $batch request needs Content-Type: multipart/mixed with a boundary parameter.');
@@ -50,7 +50,7 @@ function checkBatchRequest(request: BatchHttpRequest, options: QueryOptions): st
 }
 
 export async function handleBatch(caller: BatchCaller, request: BatchHttpRequest, options: QueryOptions): Promise<void> {
-  const contentType = checkBatchRequest(request, options);
+  const contentType = checkBatchRequest(caller.app.model, request, options);
   const { limits } = caller.app.config;
   const body = await request.body(limits.maxBatchBodyBytes);
   const parts = parseBatchRequest(contentType, body, { maxParts: limits.maxBatchParts, maxOperationsPerChangeset: limits.maxChangesetOperations });

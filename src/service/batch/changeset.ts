@@ -13,8 +13,9 @@ import type { BatchResponsePart, InnerRequest, InnerResponse } from '../../odata
 import { resolveTarget } from '../../odata/batch';
 import { echo } from '../../odata/batch/echo';
 import { entityPath } from '../../odata/entity';
-import { badRequest, methodNotAllowed } from '../../odata/errors';
+import { badRequest } from '../../odata/errors';
 import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-path';
+import { admitRequest } from '../../odata/uri/uri-kind';
 import { deletionScope, type DeletionScope } from '../../store/cascade';
 import type { SqlExecutor } from '../../store/store';
 import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
@@ -109,7 +110,9 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
   const body = BODYLESS.has(request.method) ? Buffer.alloc(0) : await request.body();
   let target: OperationTarget;
   if (resolved.reference === undefined) {
-    target = { kind: 'path', path: parseResourcePath(caller.app.model, resolved.path), rawPath: resolved.path };
+    const path = parseResourcePath(caller.app.model, resolved.path);
+    admitRequest(caller.app.model, path, request.method, request.options);
+    target = { kind: 'path', path, rawPath: resolved.path };
   } else {
     // resolveTarget only recognises `$n`; that n names an EARLIER operation of THIS changeset is checked here.
     if (!earlierContentIds.has(resolved.reference)) {
@@ -128,7 +131,7 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
   const responses: InnerResponse[] = [];
   for (const operation of prepared) {
     try {
-      const outcome = await execute(operation, tx, locate(caller, operation.target, ledger), ledger);
+      const outcome = await execute(operation, tx, locate(caller, operation.request, operation.target, ledger), ledger);
       operation.responder.send(outcome.reply);
       responses.push(responseOf(operation.responder, operation.contentId));
       if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
@@ -139,15 +142,20 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
   return responses;
 }
 
-/** The operation's path; a `$n` target becomes the canonical path of n's entity plus the rest. */
-function locate(caller: BatchCaller, target: OperationTarget, ledger: ChangesetLedger): Located {
+/**
+ * The operation's path; a `$n` target becomes the canonical path of n's entity plus the rest,
+ * admitted only now that it is known.
+ */
+function locate(caller: BatchCaller, r: ODataRequest, target: OperationTarget, ledger: ChangesetLedger): Located {
   if (target.kind === 'path') return target;
   const entity = ledger.entityOf(target.contentId);
   if (!entity) {
     throw badRequest(`'$${echo(target.contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
   }
   const rawPath = `/${entityPath(entity.type, entity.id)}${target.rest}`;
-  return { path: parseResourcePath(caller.app.model, rawPath), rawPath };
+  const path = parseResourcePath(caller.app.model, rawPath);
+  admitRequest(caller.app.model, path, r.method, r.options);
+  return { path, rawPath };
 }
 
 async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
@@ -163,7 +171,8 @@ async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, ra
       throw badRequest('A $batch request cannot be nested inside a changeset.');
     case 'serviceDocument':
     case 'metadata':
-      throw methodNotAllowed(r.method, ['GET', 'HEAD']);
+      // Admitted for reads only; a changeset holds no reads.
+      throw new Error(`${r.method} of ${path.kind} was admitted`);
   }
 }
 
