@@ -1,6 +1,7 @@
 /**
- * The OData service at /publicapi/v1/api.svc. Each request goes through the stages of
- * design/architecture.md: parse (headers, path, options) -> identify (token and cookie) -> plan
+ * The OData service at /publicapi/v1/api.svc, from node:http into the service stage. Each request
+ * goes through the stages of docs/architecture.md: parse (headers, path, options) -> identify
+ * (token and cookie) -> admit (uri-kind.ts) -> plan
  * and execute -> write. Resources of later stages are reached from here.
  */
 import type { App } from '../service/app';

@@ -1,6 +1,6 @@
 /**
- * Service operations over HTTP (operations-and-protocol.md): the declared method only (405 with
- * Allow otherwise), no system query option but $format, parameters typed from the query string,
+ * Service operations over HTTP (docs/protocol.md): the declared method only (405 with Allow
+ * otherwise, see odata/uri/uri-kind.ts), no system query option but $format, parameters typed from the query string,
  * and the result as a root element named after the operation (XML by default) or
  * {"d":{"<Operation>":value}} (JSON on Accept or $format), negotiated as for properties.
  *

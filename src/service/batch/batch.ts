@@ -1,5 +1,5 @@
 /**
- * POST /$batch (odata-v2-reference.md §5.7, client-compatibility.md "$batch"): the request is
+ * POST /$batch, as OData V2 defines it and the connectors send it (docs/protocol.md): the request is
  * checked as a whole (method, no tunnelling, multipart/mixed, size, framing and its limits; any
  * problem there is one OData error for the whole batch), then its parts run one after the other
  * in document order, so a query part sees what an earlier changeset committed. The answer is

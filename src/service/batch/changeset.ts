@@ -1,5 +1,5 @@
 /**
- * A changeset of a $batch: all of its operations or none (odata-v2-reference.md §5.7).
+ * A changeset of a $batch: all of its operations or none, as OData V2 defines it (docs/protocol.md).
  *
  * First everything that needs no database is checked (targets, `$n` references to earlier
  * Content-IDs, query options, version headers, body sizes), so that a changeset that cannot be
