@@ -216,6 +216,11 @@ function checkModel(model: Model): void {
 }
 
 /** The navigation named `name` (or one of its aliases) of a type. */
+/** A type's name as $metadata and the payloads qualify it: CatalogueService.Product. */
+export function qualifiedName(model: Pick<Model, 'namespace'>, type: { readonly name: string } | string): string {
+  return `${model.namespace}.${typeof type === 'string' ? type : type.name}`;
+}
+
 export function findNavigation(t: EntityTypeDef, name: string): NavigationDef | undefined {
   return t.navigations.find((n) => n.name === name || n.aliases.includes(name));
 }

@@ -10,6 +10,7 @@
  *   null         null
  */
 import type { EdmType } from '../model/types';
+import { quote } from './quote';
 
 export type EdmValue = bigint | number | string | boolean | null;
 
@@ -28,16 +29,16 @@ const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
 export function parseInt64Text(text: string): bigint {
-  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 19) throw new ValueError(`'${clip(text)}' is not an Int64`);
+  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 19) throw new ValueError(`'${quote(text)}' is not an Int64`);
   const value = BigInt(text);
-  if (value < INT64_MIN || value > INT64_MAX) throw new ValueError(`${clip(text)} is outside the Int64 range`);
+  if (value < INT64_MIN || value > INT64_MAX) throw new ValueError(`${quote(text)} is outside the Int64 range`);
   return value;
 }
 
 export function parseInt32Text(text: string): number {
-  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 10) throw new ValueError(`'${clip(text)}' is not an Int32`);
+  if (!INTEGER.test(text) || text.replace(/^[+-]/, '').length > 10) throw new ValueError(`'${quote(text)}' is not an Int32`);
   const value = Number(text);
-  if (value < INT32_MIN || value > INT32_MAX) throw new ValueError(`${clip(text)} is outside the Int32 range`);
+  if (value < INT32_MIN || value > INT32_MAX) throw new ValueError(`${quote(text)} is outside the Int32 range`);
   return value;
 }
 
@@ -47,11 +48,11 @@ export function parseInt32Text(text: string): number {
  */
 export function parseDecimalText(text: string): string {
   const m = DECIMAL.exec(text.trim());
-  if (!m || (m[2] === '' && (m[3] === undefined || m[3] === ''))) throw new ValueError(`'${clip(text)}' is not a Decimal`);
+  if (!m || (m[2] === '' && (m[3] === undefined || m[3] === ''))) throw new ValueError(`'${quote(text)}' is not a Decimal`);
   const integer = (m[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
   const fraction = (m[3] ?? '').replace(/0+$/, '');
-  if (fraction.length > DECIMAL_SCALE) throw new ValueError(`${clip(text)} has more than ${DECIMAL_SCALE} decimal places`);
-  if (integer.length > DECIMAL_INTEGER_DIGITS) throw new ValueError(`${clip(text)} has more than ${DECIMAL_INTEGER_DIGITS} integer digits`);
+  if (fraction.length > DECIMAL_SCALE) throw new ValueError(`${quote(text)} has more than ${DECIMAL_SCALE} decimal places`);
+  if (integer.length > DECIMAL_INTEGER_DIGITS) throw new ValueError(`${quote(text)} has more than ${DECIMAL_INTEGER_DIGITS} integer digits`);
   const negative = m[1] === '-' && (integer !== '0' || fraction !== '');
   return `${negative ? '-' : ''}${integer}${fraction ? '.' + fraction : ''}`;
 }
@@ -83,7 +84,7 @@ const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\
 /** "2013-09-16T07:21:12", with optional seconds, fraction and a Z (UTC) -> ms. */
 export function parseIsoDateTime(text: string): number {
   const m = ISO_DATETIME.exec(text.trim());
-  if (!m) throw new ValueError(`'${clip(text)}' is not a DateTime (expected yyyy-MM-ddTHH:mm[:ss[.fff]])`);
+  if (!m) throw new ValueError(`'${quote(text)}' is not a DateTime (expected yyyy-MM-ddTHH:mm[:ss[.fff]])`);
   const [, y, mo, d, h, mi, s = '0', frac = ''] = m;
   const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
   const check = new Date(ms);
@@ -91,7 +92,7 @@ export function parseIsoDateTime(text: string): number {
     check.getUTCFullYear() !== Number(y) || check.getUTCMonth() !== Number(mo) - 1 || check.getUTCDate() !== Number(d) ||
     Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || Number(y) < 1
   ) {
-    throw new ValueError(`'${clip(text)}' is not a valid date and time`);
+    throw new ValueError(`'${quote(text)}' is not a valid date and time`);
   }
   return ms;
 }
@@ -114,7 +115,7 @@ export function formatIsoDateTime(ms: number): string {
 export function parseBooleanText(text: string): boolean {
   if (text === 'true' || text === '1') return true;
   if (text === 'false' || text === '0') return false;
-  throw new ValueError(`'${clip(text)}' is not a Boolean (true or false)`);
+  throw new ValueError(`'${quote(text)}' is not a Boolean (true or false)`);
 }
 
 /**
@@ -200,12 +201,8 @@ export function toXmlText(type: EdmType, value: Exclude<EdmValue, null>): string
   }
 }
 
-function clip(text: string): string {
-  return text.length > 40 ? text.slice(0, 40) + '…' : text;
-}
-
 function describe(value: unknown): string {
-  if (typeof value === 'string') return `'${clip(value)}'`;
+  if (typeof value === 'string') return `'${quote(value)}'`;
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
 }

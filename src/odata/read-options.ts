@@ -12,6 +12,7 @@ import { parseExpand, parseFilter, parseOrderBy, parseSelect, parseUriLiteral } 
 import type { ProtocolVersion } from './negotiate';
 import type { ReadPlan, ReadSource } from './plan';
 import type { QueryOptions } from './uri/query-options';
+import { quote } from './quote';
 
 export interface ReadLimits {
   readonly expr: ExprLimits;
@@ -31,7 +32,7 @@ export interface PlannedRead {
 
 /** A whole number from 0 to max, or a 400 naming the option. */
 function wholeNumber(name: string, text: string, max: number): number {
-  if (!/^\d{1,16}$/.test(text.trim())) throw badRequest(`The value of ${name} must be a whole number of 0 or more, not '${clip(text)}'.`);
+  if (!/^\d{1,16}$/.test(text.trim())) throw badRequest(`The value of ${name} must be a whole number of 0 or more, not '${quote(text)}'.`);
   const n = Number(text.trim());
   if (n > max) throw badRequest(`The value of ${name} is ${n}, more than the limit of ${max}.`);
   return n;
@@ -56,7 +57,7 @@ function readSkipToken(text: string): LiteralExpr[] {
     try {
       return parseUriLiteral(part.trim());
     } catch {
-      throw badRequest(`The $skiptoken '${clip(text)}' is not one this service issued.`);
+      throw badRequest(`The $skiptoken '${quote(text)}' is not one this service issued.`);
     }
   });
 }
@@ -82,7 +83,7 @@ export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, 
   const inlineText = o.get('$inlinecount');
   let inlineCount = false;
   if (inlineText !== undefined) {
-    if (inlineText !== 'allpages' && inlineText !== 'none') throw badRequest(`The value of $inlinecount must be 'allpages' or 'none', not '${clip(inlineText)}'.`);
+    if (inlineText !== 'allpages' && inlineText !== 'none') throw badRequest(`The value of $inlinecount must be 'allpages' or 'none', not '${quote(inlineText)}'.`);
     inlineCount = inlineText === 'allpages';
     version = 2;
   }
@@ -91,13 +92,13 @@ export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, 
   let after: LiteralExpr[] | undefined;
   if (tokenText !== undefined) {
     after = readSkipToken(tokenText);
-    if (after.length !== orderBy.length + 1) throw badRequest(`The $skiptoken '${clip(tokenText)}' does not fit the ordering of this request.`);
+    if (after.length !== orderBy.length + 1) throw badRequest(`The $skiptoken '${quote(tokenText)}' does not fit the ordering of this request.`);
     const last = after[after.length - 1]!;
-    if (last.type !== 'Edm.Int64' && last.type !== 'Edm.Int32') throw badRequest(`The $skiptoken '${clip(tokenText)}' does not end with a key.`);
+    if (last.type !== 'Edm.Int64' && last.type !== 'Edm.Int32') throw badRequest(`The $skiptoken '${quote(tokenText)}' does not end with a key.`);
     after[after.length - 1] = { kind: 'literal', type: 'Edm.Int64', value: BigInt(last.value as bigint | number) };
     for (const [i, item] of orderBy.entries()) {
       const l = after[i]!;
-      if (l.value !== null && l.type !== item.expr.type) throw badRequest(`The $skiptoken '${clip(tokenText)}' does not fit the ordering of this request.`);
+      if (l.value !== null && l.type !== item.expr.type) throw badRequest(`The $skiptoken '${quote(tokenText)}' does not fit the ordering of this request.`);
     }
     version = 2;
   }
@@ -113,9 +114,4 @@ export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, 
     expand,
   };
   return { plan, ...(select ? { select } : {}), inlineCount, version };
-}
-
-function clip(text: string): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD');
-  return clean.length > 60 ? clean.slice(0, 60) + '…' : clean;
 }

@@ -11,6 +11,7 @@ import { ODataError, notFound, renderError, type ErrorFormat } from '../odata/er
 import { errorFormatOf } from '../odata/negotiate';
 import type { Handler, RequestContext } from './context';
 import { sendError } from './respond';
+import { quote } from '../odata/quote';
 
 export interface Route {
   /** Lower-case path prefix, matched case-insensitively. */
@@ -78,7 +79,7 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
         throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
       }
       const match = matchRoute(routes, path);
-      if (!match) throw notFound(`No resource exists at '${path.slice(0, 200)}'. The service is at /publicapi/v1/api.svc.`);
+      if (!match) throw notFound(`No resource exists at '${quote(path, 200)}'. The service is at /publicapi/v1/api.svc.`);
       match.route.handler(ctx, match.rest).catch(fail);
     } catch (error) {
       fail(error);

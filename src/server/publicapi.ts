@@ -17,6 +17,7 @@ import { sessionCookieOf } from './auth-endpoints';
 import { serviceRootOf } from './service-root';
 import { serveRequest } from '../service/dispatch';
 import { handleBatch } from '../service/batch/batch';
+import { quote } from '../odata/quote';
 
 /** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
 async function identify(app: App, ctx: RequestContext): Promise<number> {
@@ -37,7 +38,7 @@ function effectiveMethod(ctx: RequestContext): string {
   if (tunnelled === undefined) return method;
   const verb = tunnelled.trim().toUpperCase();
   if (method !== 'POST') throw badRequest(`X-HTTP-Method may only tunnel through POST, not ${method}.`);
-  if (!TUNNELLED.has(verb)) throw badRequest(`X-HTTP-Method '${tunnelled.slice(0, 20)}' is not one of PUT, MERGE, PATCH, DELETE.`);
+  if (!TUNNELLED.has(verb)) throw badRequest(`X-HTTP-Method '${quote(tunnelled, 20)}' is not one of PUT, MERGE, PATCH, DELETE.`);
   return verb;
 }
 

@@ -11,7 +11,7 @@
 import type { EntityTypeDef, NavigationDef } from '../model/types';
 import { badRequest, notFound, ODataError } from '../odata/errors';
 import { toXmlText, type EdmValue } from '../odata/edm';
-import { entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
+import { entityId, entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
 import { readJsonEntity, readJsonLink } from '../odata/json/reader';
@@ -26,6 +26,8 @@ import { planRead, type PlannedRead } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
 import { formatUriLiteral } from '../odata/expr';
 import type { StreamEnd } from '../store/reads';
+import { quote } from '../odata/quote';
+import { entityNotFound, resourceNotFound } from '../odata/not-found';
 
 export type ResourcePath = ResourcePathOf<'resource'>;
 
@@ -33,10 +35,6 @@ export type ResourcePath = ResourcePathOf<'resource'>;
 export type Resolved =
   | { readonly kind: 'collection'; readonly type: EntityTypeDef; readonly source?: { readonly record: EntityRecord; readonly nav: NavigationDef; readonly name: string } }
   | { readonly kind: 'entity'; readonly record: EntityRecord };
-
-function missing(segment: string): ODataError {
-  return notFound(`Resource not found for the segment '${segment}'.`);
-}
 
 async function first<T>(items: AsyncIterable<T>): Promise<T | undefined> {
   for await (const item of items) return item;
@@ -48,15 +46,15 @@ export async function resolve(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
   const { app, accountId } = r;
   if (path.key === undefined) return { kind: 'collection', type: path.set };
   let record = await app.entities.find(tx, accountId, path.set, path.key);
-  if (!record) throw missing(`${path.setName}(${path.key}L)`);
+  if (!record) throw resourceNotFound(`${path.setName}(${path.key}L)`);
   for (const [i, step] of path.steps.entries()) {
     const last = i === path.steps.length - 1;
     if (step.navigation.many && step.key === undefined) {
       if (!last) throw badRequest(`'${step.name}' is a collection; address one entity with a key.`);
       return { kind: 'collection', type: app.model.typeByName.get(step.navigation.target)!, source: { record, nav: step.navigation, name: step.name } };
     }
-    const next: EntityRecord | undefined = await first(app.entities.related(tx, accountId, step.navigation, record.values.Id as bigint, step.key));
-    if (!next) throw missing(step.key === undefined ? step.name : `${step.name}(${step.key}L)`);
+    const next: EntityRecord | undefined = await first(app.entities.related(tx, accountId, step.navigation, entityId(record.values), step.key));
+    if (!next) throw resourceNotFound(step.key === undefined ? step.name : `${step.name}(${step.key}L)`);
     record = next;
   }
   return { kind: 'entity', record };
@@ -139,7 +137,7 @@ function checkIfMatch(r: ODataRequest, record: EntityRecord): void {
   const header = r.header('if-match');
   if (header === undefined) return;
   if (!matches(header, record.version)) {
-    throw new ODataError(412, `The entity ${entityPath(record.type, record.values.Id as bigint)} has changed: its ETag is ${etagOf(record.version ?? 0n)}, not ${header.slice(0, 60)}. Read it again and repeat the change.`);
+    throw new ODataError(412, `The entity ${entityPath(record.type, entityId(record.values))} has changed: its ETag is ${etagOf(record.version ?? 0n)}, not ${quote(header)}. Read it again and repeat the change.`);
   }
 }
 
@@ -149,7 +147,7 @@ const NO_CONTENT: Reply = { status: 204 };
 // Reads
 
 function sourceOf(resolved: Extract<Resolved, { kind: 'collection' }>): ReadSource {
-  return resolved.source ? { kind: 'navigation', navigation: resolved.source.nav, sourceId: resolved.source.record.values.Id as bigint } : { kind: 'set' };
+  return resolved.source ? { kind: 'navigation', navigation: resolved.source.nav, sourceId: entityId(resolved.source.record.values) } : { kind: 'set' };
 }
 
 function plan(r: ODataRequest, type: EntityTypeDef, source: ReadSource): PlannedRead {
@@ -183,7 +181,7 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
   const pages = r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: pageRowsFor(planned.plan), ...(pageSize !== undefined ? { serverPageSize: pageSize } : {}) }, end)[Symbol.asyncIterator]();
   let next = await pages.next();
 
-  const selfPath = resolved.source ? `${entityPath(resolved.source.record.type, resolved.source.record.values.Id as bigint)}/${resolved.source.name}` : path.setName;
+  const selfPath = resolved.source ? `${entityPath(resolved.source.record.type, entityId(resolved.source.record.values))}/${resolved.source.name}` : path.setName;
   const out = new ChunkedOutput(r.responder.stream({ status: 200, contentType: format.entityContentType, version: wctx.version }));
   out.append(
     format.feedStart(wctx, {
@@ -220,11 +218,11 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
 
 /** One entity: as resolved, or read again through a plan when $expand or $filter asks more of it. */
 async function readEntity(r: ODataRequest, tx: SqlExecutor, record: EntityRecord): Promise<Reply> {
-  const planned = plan(r, record.type, { kind: 'key', id: record.values.Id as bigint });
+  const planned = plan(r, record.type, { kind: 'key', id: entityId(record.values) });
   if (!planned.plan.filter && planned.plan.expand.length === 0) return entityReply(r, 200, record, {}, planned.version, planned.select);
   let found: EntityRecord | undefined;
   for await (const page of r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: 1 })) found ??= page.records[0];
-  if (!found) throw missing(entityPath(record.type, record.values.Id as bigint));
+  if (!found) throw entityNotFound(record.type, entityId(record.values));
   return entityReply(r, 200, found, {}, planned.version, planned.select);
 }
 
@@ -248,15 +246,15 @@ async function readCount(r: ODataRequest, tx: SqlExecutor, type: EntityTypeDef, 
 
 async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord, target: Extract<ResourcePath['target'], { kind: 'links' }>): Promise<Reply> {
   const nav = target.navigation;
-  const id = record.values.Id as bigint;
+  const id = entityId(record.values);
   const targetType = r.app.model.typeByName.get(nav.target)!;
   if (target.count) return readCount(r, tx, targetType, { kind: 'navigation', navigation: nav, sourceId: id });
   const format = dataFormat(r);
   if (target.key !== undefined || !nav.many) {
     const wctx = writeContext(r, responseVersion(r, 1));
     let uri: string | undefined;
-    for await (const rec of r.app.entities.related(tx, r.accountId, nav, id, target.key)) uri ??= entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint);
-    if (uri === undefined) throw missing(target.key !== undefined ? `${target.name}(${target.key}L)` : target.name);
+    for await (const rec of r.app.entities.related(tx, r.accountId, nav, id, target.key)) uri ??= entityUri(wctx.serviceRoot, rec.type, entityId(rec.values));
+    if (uri === undefined) throw resourceNotFound(target.key !== undefined ? `${target.name}(${target.key}L)` : target.name);
     return { status: 200, contentType: format.dataContentType, body: format.link(uri) };
   }
   const planned = plan(r, targetType, { kind: 'navigation', navigation: nav, sourceId: id });
@@ -264,7 +262,7 @@ async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord,
   const count = planned.inlineCount ? await r.app.reads.count(tx, r.accountId, planned.plan, false) : undefined;
   const uris: string[] = [];
   for await (const page of r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: pageRowsFor(planned.plan) })) {
-    for (const rec of page.records) uris.push(entityUri(wctx.serviceRoot, rec.type, rec.values.Id as bigint));
+    for (const rec of page.records) uris.push(entityUri(wctx.serviceRoot, rec.type, entityId(rec.values)));
   }
   return { status: 200, contentType: format.dataContentType, body: format.links(wctx, uris, count), version: wctx.version };
 }
@@ -336,7 +334,7 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   if (target.kind === 'links') {
     if (resolved.kind !== 'entity') throw badRequest('$links belongs to one entity.');
     const record = resolved.record;
-    const id = record.values.Id as bigint;
+    const id = entityId(record.values);
     if (r.method === 'POST') await app.writes.addLink(tx, accountId, record.type, id, target.navigation, readLinkBody(r, body));
     else await app.writes.removeLink(tx, accountId, record.type, id, target.navigation, target.key!);
     return { reply: NO_CONTENT };
@@ -345,15 +343,15 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   if (target.kind === 'property' || target.kind === 'count') throw new Error(`${r.method} of a ${target.kind} was admitted`);
   if (resolved.kind === 'collection') {
     if (target.kind !== 'collection') throw badRequest('The path addresses a collection, not one entity.');
-    const parent = resolved.source ? { nav: resolved.source.nav, id: resolved.source.record.values.Id as bigint } : undefined;
+    const parent = resolved.source ? { nav: resolved.source.nav, id: entityId(resolved.source.record.values) } : undefined;
     const { record } = await app.writes.create(tx, accountId, resolved.type, readEntityBody(r, resolved.type, body), parent);
-    const id = record.values.Id as bigint;
+    const id = entityId(record.values);
     return { reply: entityReply(r, 201, record, { Location: entityUri(r.serviceRoot, record.type, id) }), entity: { type: record.type, id } };
   }
   if (target.kind !== 'entity') throw badRequest('The path addresses one entity, not a collection.');
   const record = resolved.record;
   checkIfMatch(r, record);
-  const id = record.values.Id as bigint;
+  const id = entityId(record.values);
   switch (r.method) {
     case 'PUT':
     case 'MERGE':

@@ -9,7 +9,7 @@
  * multipart/mixed with a missing or invalid boundary, or a body its boundary does not frame, is 400.
  */
 import { type BatchResponsePart, parseBatchRequest, writeBatchResponse } from '../../odata/batch';
-import { echo } from '../../odata/batch/echo';
+import { quote } from '../../odata/quote';
 import { parseContentType } from '../../odata/batch/media-type';
 import { badRequest, ODataError } from '../../odata/errors';
 import type { QueryOptions } from '../../odata/uri/query-options';
@@ -42,9 +42,9 @@ function checkBatchRequest(model: Model, request: BatchHttpRequest, options: Que
     throw new ODataError(415, 'A $batch request needs Content-Type: multipart/mixed with a boundary parameter.');
   }
   const media = parseContentType(contentType);
-  if (!media) throw badRequest(`The Content-Type '${echo(contentType)}' of the batch request is not a valid media type.`);
+  if (!media) throw badRequest(`The Content-Type '${quote(contentType)}' of the batch request is not a valid media type.`);
   if (media.type !== 'multipart/mixed') {
-    throw new ODataError(415, `A $batch request must be multipart/mixed, not '${echo(media.type)}'.`);
+    throw new ODataError(415, `A $batch request must be multipart/mixed, not '${quote(media.type)}'.`);
   }
   return contentType;
 }

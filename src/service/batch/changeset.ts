@@ -11,8 +11,8 @@
  */
 import type { BatchResponsePart, InnerRequest, InnerResponse } from '../../odata/batch';
 import { resolveTarget } from '../../odata/batch';
-import { echo } from '../../odata/batch/echo';
-import { entityPath } from '../../odata/entity';
+import { quote } from '../../odata/quote';
+import { entityId, entityPath } from '../../odata/entity';
 import { badRequest } from '../../odata/errors';
 import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-path';
 import { admitRequest } from '../../odata/uri/uri-kind';
@@ -117,7 +117,7 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
     // resolveTarget only recognises `$n`; that n names an EARLIER operation of THIS changeset is checked here.
     if (!earlierContentIds.has(resolved.reference)) {
       throw badRequest(
-        `The target '${echo(inner.target)}' refers to Content-ID '${echo(resolved.reference)}', which no earlier operation of this changeset carries.`,
+        `The target '${quote(inner.target)}' refers to Content-ID '${quote(resolved.reference)}', which no earlier operation of this changeset carries.`,
       );
     }
     target = { kind: 'reference', contentId: resolved.reference, rest: resolved.path };
@@ -150,7 +150,7 @@ function locate(caller: BatchCaller, r: ODataRequest, target: OperationTarget, l
   if (target.kind === 'path') return target;
   const entity = ledger.entityOf(target.contentId);
   if (!entity) {
-    throw badRequest(`'$${echo(target.contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
+    throw badRequest(`'$${quote(target.contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
   }
   const rawPath = `/${entityPath(entity.type, entity.id)}${target.rest}`;
   const path = parseResourcePath(caller.app.model, rawPath);
@@ -224,5 +224,5 @@ async function deleteInChangeset(r: ODataRequest, tx: SqlExecutor, path: SetPath
 async function scopeOfDelete(r: ODataRequest, tx: SqlExecutor, path: SetPath): Promise<DeletionScope | undefined> {
   const resolved = await resolve(r, tx, path);
   if (resolved.kind !== 'entity') return undefined;
-  return deletionScope(tx, r.app.model, r.accountId, resolved.record.type, resolved.record.values.Id as bigint);
+  return deletionScope(tx, r.app.model, r.accountId, resolved.record.type, entityId(resolved.record.values));
 }

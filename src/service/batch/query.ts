@@ -4,7 +4,7 @@
  * goes wrong is this part's error response only.
  */
 import { type BatchResponsePart, type InnerRequest, resolveTarget } from '../../odata/batch';
-import { echo } from '../../odata/batch/echo';
+import { quote } from '../../odata/quote';
 import { badRequest } from '../../odata/errors';
 import { parseResourcePath } from '../../odata/uri/resource-path';
 import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
@@ -17,7 +17,7 @@ export async function runQueryPart(caller: BatchCaller, inner: InnerRequest, bud
     const contentId = echoableContentId(inner);
     const target = resolveTarget(inner.target, SERVICE_PATH);
     if (target.reference !== undefined) {
-      throw badRequest(`'$${echo(target.reference)}' refers to an operation of a changeset; a query part stands alone and can refer to none.`);
+      throw badRequest(`'$${quote(target.reference)}' refers to an operation of a changeset; a query part stands alone and can refer to none.`);
     }
     const responder = new BudgetedResponder(budget);
     const request = innerODataRequest(caller, inner, target.query, responder);
