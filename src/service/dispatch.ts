@@ -10,7 +10,8 @@ import type { ResourcePath } from '../odata/uri/resource-path';
 import { admitRequest } from '../odata/uri/uri-kind';
 import type { ODataRequest } from './request';
 import { handleOperation } from './operations';
-import { handleResource } from './resources';
+import { readResource } from './resources';
+import { handleWrite } from './write';
 
 /** Every path but $batch, which is a container of requests rather than a resource. */
 export type ServedPath = Exclude<ResourcePath, { kind: 'batch' }>;
@@ -37,7 +38,7 @@ export async function serveRequest(r: ODataRequest, path: ServedPath, rawPath: s
     case 'metadata':
       return metadata(r);
     case 'resource':
-      return handleResource(r, path, rawPath);
+      return r.method === 'GET' || r.method === 'HEAD' ? readResource(r, path) : handleWrite(r, path, rawPath);
     case 'operation':
       return handleOperation(r, path.operation);
   }

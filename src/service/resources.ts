@@ -1,32 +1,25 @@
 /**
  * Entity sets, entities, navigations, properties, $count and $links: resolves a parsed resource
- * path against the caller's account, runs the read or the write, and answers in the negotiated
- * format.
+ * path against the caller's account, runs the read, and answers in the negotiated format.
  *
- * Reads run inside one snapshot (Store.read) and stream collections as rows are read. Writes run
- * inside one transaction (Store.write) that produces the reply; the reply is sent only after
- * COMMIT. writeResource() takes the transaction from its caller, so that a $batch changeset can
- * run several writes in one.
+ * Reads run inside one snapshot (Store.read) and stream collections as rows are read. Writes are
+ * planned (write-plan.ts) and executed (write.ts) with the helpers here.
  */
 import type { EntityTypeDef, NavigationDef } from '../model/types';
-import { badRequest, notFound, ODataError } from '../odata/errors';
+import { badRequest, notFound } from '../odata/errors';
 import { toXmlText, type EdmValue } from '../odata/edm';
-import { entityId, entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord, type WriteContext } from '../odata/entity';
+import { entityId, entityPath, entityUri, etagOf, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
-import { readJsonEntity, readJsonLink } from '../odata/json/reader';
-import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
 import type { SqlExecutor } from '../store/store';
-import { bodyMediaTypeOf, type ODataRequest, type ResourcePathOf } from './request';
+import type { ODataRequest, ResourcePathOf } from './request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
-import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import type { ReadSource } from '../odata/plan';
 import { planRead, type PlannedRead } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
 import { formatUriLiteral } from '../odata/expr';
 import type { StreamEnd } from '../store/reads';
-import { quote } from '../odata/quote';
 import { entityNotFound, resourceNotFound } from '../odata/not-found';
 
 export type ResourcePath = ResourcePathOf<'resource'>;
@@ -114,7 +107,7 @@ function pageRowsFor(plan: { readonly expand: readonly unknown[] }): number {
   return plan.expand.length > 0 ? EXPANDED_PAGE_ROWS : PAGE_ROWS;
 }
 
-function entityReply(r: ODataRequest, status: number, rec: EntityRecord, headers: Record<string, string> = {}, version: ProtocolVersion = 1, select?: ReadonlySet<string>): Reply {
+export function entityReply(r: ODataRequest, status: number, rec: EntityRecord, headers: Record<string, string> = {}, version: ProtocolVersion = 1, select?: ReadonlySet<string>): Reply {
   const format = entityFormat(r);
   const wctx = writeContext(r, responseVersion(r, version), select);
   const etag: Record<string, string> = rec.version === undefined ? {} : { ETag: etagOf(rec.version) };
@@ -122,26 +115,20 @@ function entityReply(r: ODataRequest, status: number, rec: EntityRecord, headers
 }
 
 /** The entity tags of an If-Match or If-None-Match header ('*' matches any). */
-function tagsOf(header: string): string[] {
+export function tagsOf(header: string): string[] {
   return header.split(',').map((t) => t.trim()).filter((t) => t !== '');
 }
 
 /** Whether a header's tags name this version; weak and strong forms compare alike. */
-function matches(header: string, version: bigint | undefined): boolean {
+export function matches(header: string, version: bigint | undefined): boolean {
+  return tagsMatch(tagsOf(header), version);
+}
+
+/** Whether entity tags (as tagsOf reads them) name this version. */
+export function tagsMatch(tags: readonly string[], version: bigint | undefined): boolean {
   const current = version === undefined ? undefined : `"${version}"`;
-  return tagsOf(header).some((tag) => tag === '*' || (current !== undefined && tag.replace(/^W\//, '') === current));
+  return tags.some((tag) => tag === '*' || (current !== undefined && tag.replace(/^W\//, '') === current));
 }
-
-/** If-Match: the client changes only the version it read, else 412 and nothing is written. */
-function checkIfMatch(r: ODataRequest, record: EntityRecord): void {
-  const header = r.header('if-match');
-  if (header === undefined) return;
-  if (!matches(header, record.version)) {
-    throw new ODataError(412, `The entity ${entityPath(record.type, entityId(record.values))} has changed: its ETag is ${etagOf(record.version ?? 0n)}, not ${quote(header)}. Read it again and repeat the change.`);
-  }
-}
-
-const NO_CONTENT: Reply = { status: 204 };
 
 // ---------------------------------------------------------------------------------------------
 // Reads
@@ -295,88 +282,4 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
         return r.responder.send(await readLinks(r, tx, resolved.record, target));
     }
   });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Writes
-
-/** The payload of a create or update body, read by its Content-Type. */
-function readEntityBody(r: ODataRequest, type: EntityTypeDef, body: Buffer): EntityPayload {
-  const contentType = bodyMediaTypeOf(r);
-  if (contentType === 'application/json') return readJsonEntity(type, body);
-  if (contentType === 'application/atom+xml' || contentType === 'application/xml' || contentType === 'text/xml') return readAtomEntry(type, body);
-  if (contentType === '') throw badRequest('The request body needs a Content-Type: application/json or application/atom+xml.');
-  throw new ODataError(415, `The Content-Type '${contentType}' is not supported for entities: use application/json or application/atom+xml.`);
-}
-
-function readLinkBody(r: ODataRequest, body: Buffer): string {
-  const contentType = bodyMediaTypeOf(r);
-  if (contentType === 'application/json') return readJsonLink(body);
-  if (contentType === 'application/xml' || contentType === 'text/xml' || contentType === 'application/atom+xml') return readXmlLink(body);
-  if (contentType === '') throw badRequest('The link body needs a Content-Type: application/json or application/xml.');
-  throw new ODataError(415, `The Content-Type '${contentType}' is not supported for links: use application/json or application/xml.`);
-}
-
-/** The entity a write created or changed, for callers that refer to it later ($batch `$n`). */
-export interface WriteOutcome {
-  readonly reply: Reply;
-  readonly entity?: { readonly type: EntityTypeDef; readonly id: bigint };
-}
-
-/**
- * POST, PUT, MERGE, PATCH and DELETE of a resource path inside the caller's transaction. The
- * body was read before the transaction began (a slow client must not hold the writer).
- */
-export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, body: Buffer): Promise<WriteOutcome> {
-  const { app, accountId } = r;
-  const resolved = await resolve(r, tx, path);
-  const target = path.target;
-  if (target.kind === 'links') {
-    if (resolved.kind !== 'entity') throw badRequest('$links belongs to one entity.');
-    const record = resolved.record;
-    const id = entityId(record.values);
-    if (r.method === 'POST') await app.writes.addLink(tx, accountId, record.type, id, target.navigation, readLinkBody(r, body));
-    else await app.writes.removeLink(tx, accountId, record.type, id, target.navigation, target.key!);
-    return { reply: NO_CONTENT };
-  }
-  // Admitted (uri/uri-kind.ts): a property or a $count is only read.
-  if (target.kind === 'property' || target.kind === 'count') throw new Error(`${r.method} of a ${target.kind} was admitted`);
-  if (resolved.kind === 'collection') {
-    if (target.kind !== 'collection') throw badRequest('The path addresses a collection, not one entity.');
-    const parent = resolved.source ? { nav: resolved.source.nav, id: entityId(resolved.source.record.values) } : undefined;
-    const { record } = await app.writes.create(tx, accountId, resolved.type, readEntityBody(r, resolved.type, body), parent);
-    const id = entityId(record.values);
-    return { reply: entityReply(r, 201, record, { Location: entityUri(r.serviceRoot, record.type, id) }), entity: { type: record.type, id } };
-  }
-  if (target.kind !== 'entity') throw badRequest('The path addresses one entity, not a collection.');
-  const record = resolved.record;
-  checkIfMatch(r, record);
-  const id = entityId(record.values);
-  switch (r.method) {
-    case 'PUT':
-    case 'MERGE':
-    case 'PATCH': {
-      const mode = r.method === 'PUT' ? 'replace' : 'merge';
-      const version = await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), mode);
-      return { reply: { status: 204, headers: { ETag: etagOf(version) } }, entity: { type: record.type, id } };
-    }
-    case 'DELETE':
-      await app.writes.delete(tx, accountId, record.type, id);
-      break;
-  }
-  return { reply: NO_CONTENT, entity: { type: record.type, id } };
-}
-
-const BODYLESS = new Set(['GET', 'HEAD', 'DELETE']);
-
-export async function handleResource(r: ODataRequest, path: ResourcePath, rawPath: string): Promise<void> {
-  if (r.method === 'GET' || r.method === 'HEAD') return readResource(r, path);
-  const key = r.method === 'POST' ? idempotencyKeyOf(r.header('idempotency-key')) : undefined;
-  const body = BODYLESS.has(r.method) ? Buffer.alloc(0) : await r.body();
-  const reply = await r.app.store.write(r.accountId, async (tx) => {
-    if (key === undefined) return (await writeResource(r, tx, path, body)).reply;
-    const hash = requestHash(r.method, rawPath, body);
-    return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, body)).reply);
-  });
-  r.responder.send(reply);
 }

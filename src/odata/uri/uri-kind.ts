@@ -102,7 +102,7 @@ export const URI_KINDS: Readonly<Record<UriKind, KindRule>> = {
 };
 
 /** The entity type at the end of the path's navigations (the owner of a property or $links). */
-function addressedType(path: ResourcePath, model: Model): EntityTypeDef | undefined {
+export function addressedType(path: ResourcePath, model: Model): EntityTypeDef | undefined {
   if (path.kind !== 'resource') return undefined;
   const last = path.steps[path.steps.length - 1];
   return last === undefined ? path.set : model.typeByName.get(last.navigation.target);
