@@ -12,6 +12,8 @@
 // The spec reporter repeats every failure at the end of its half, so the tail of a CI log says
 // what failed; each half ends with the figures the reliability suites measured.
 //
+// Before the suites it checks the architecture rules with dependency-cruiser (see checkArchitecture).
+//
 // TEST_ENGINES=sqlite or TEST_ENGINES=postgres runs one half only; TEST_ONLY=word,word only the
 // files whose path contains one of the words. Arguments are passed to the
 // test runner (e.g. --test-name-pattern). Node 20's runner does not expand globs, so the files
@@ -118,7 +120,23 @@ async function postgresHalf() {
   }
 }
 
+// The architecture rules (.dependency-cruiser.cjs: no import circles, layers import only downwards)
+// are checked before any suite: a violation fails the run. Skipped for TEST_ONLY runs on one suite.
+function checkArchitecture() {
+  if (process.env.TEST_ONLY) return true;
+  const started = Date.now();
+  const cli = path.join(__dirname, '..', 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+  const result = require('node:child_process').spawnSync(process.execPath, [cli, 'src', '--config', '.dependency-cruiser.cjs'], {
+    cwd: path.join(__dirname, '..'),
+    stdio: 'inherit',
+  });
+  const passed = result.status === 0;
+  console.log(`\n=== architecture rules: ${passed ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)} s ===`);
+  return passed;
+}
+
 async function main() {
+  if (!checkArchitecture()) process.exit(1);
   // The unit tier needs no database server: it runs on SQLite only, whatever TEST_ENGINES says.
   const engines = unit ? ['sqlite'] : (process.env.TEST_ENGINES || 'sqlite,postgres').split(',').map((e) => e.trim());
   const results = {};

@@ -7,14 +7,15 @@
  */
 import type { Clock } from '../clock';
 import type { EntityTypeDef, LinkTableRelation, Model, PropertyDef } from '../model/types';
-import { badRequest, notFound } from '../odata/errors';
+import { badRequest } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import type { OperationArguments } from '../odata/uri/operation-parameters';
 import { versionBumpFor, type EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { orderHistoryText } from './order-history';
 import type { CatalogueWrites } from './writes';
+import { entityNotFound } from '../odata/not-found';
 
 interface OperationCall {
   readonly tx: SqlExecutor;
@@ -82,7 +83,7 @@ export class CatalogueOperations {
   private async mustFind(call: OperationCall, typeName: string, id: bigint): Promise<EntityRecord> {
     const type = this.type(typeName);
     const record = await this.entities.find(call.tx, call.accountId, type, id);
-    if (!record) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+    if (!record) throw entityNotFound(type, id);
     return record;
   }
 
@@ -100,7 +101,7 @@ export class CatalogueOperations {
 
   private async getSalesOrderHistory(call: OperationCall): Promise<EdmValue> {
     const order = await this.mustFind(call, 'SalesOrder', call.args.get('salesOrderId') as bigint);
-    return orderHistoryText(call.tx, this.entities, call.accountId, order.values.Id as bigint);
+    return orderHistoryText(call.tx, this.entities, call.accountId, entityId(order.values));
   }
 
   /** True when an active listing (Status 1) is of the product, or lists it as one of its items. */
@@ -112,7 +113,7 @@ export class CatalogueOperations {
     const found = await call.tx.get(
       `SELECT 1 AS found FROM ${listings} l WHERE l.account_id = ? AND l.${status} = 1 AND (l.${listedProduct} = ? OR EXISTS ` +
         `(SELECT 1 FROM ${items} i WHERE i.account_id = l.account_id AND i.${itemListing} = l.id AND i.${itemProduct} = ?)) LIMIT 1`,
-      [call.accountId, product.values.Id as bigint, product.values.Id as bigint],
+      [call.accountId, entityId(product.values), entityId(product.values)],
     );
     return found !== undefined;
   }
@@ -121,7 +122,7 @@ export class CatalogueOperations {
   private async setEbayCategory(call: OperationCall): Promise<EdmValue> {
     const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
     if (product.values.DisableAutomatch !== true) return false;
-    await this.entities.update(call.tx, call.accountId, product.type, product.values.Id as bigint, {
+    await this.entities.update(call.tx, call.accountId, product.type, entityId(product.values), {
       EbayCategoryId1: call.args.get('categoryId1')!,
       EbayCategoryId2: call.args.get('categoryId2') ?? null,
       AutoMatched: call.args.get('autoMatched') ?? null,
@@ -140,7 +141,7 @@ export class CatalogueOperations {
   private async setProductProfile(call: OperationCall): Promise<EdmValue> {
     const property = this.profileProperty(call);
     const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
-    await this.entities.update(call.tx, call.accountId, product.type, product.values.Id as bigint, {
+    await this.entities.update(call.tx, call.accountId, product.type, entityId(product.values), {
       [property]: call.args.get('profileId') ?? null,
       ModificationDate: this.clock.now(),
     });
@@ -151,7 +152,7 @@ export class CatalogueOperations {
   private async setCatalogProfile(call: OperationCall): Promise<EdmValue> {
     const property = this.profileProperty(call);
     const catalog = await this.mustFind(call, 'Catalog', call.args.get('catalogId') as bigint);
-    const catalogId = catalog.values.Id as bigint;
+    const catalogId = entityId(catalog.values);
     const profileId = call.args.get('profileId') ?? null;
     const now = this.clock.now();
     await this.entities.update(call.tx, call.accountId, catalog.type, catalogId, { [property]: profileId, ModificationDate: now });
@@ -180,7 +181,7 @@ export class CatalogueOperations {
       throw badRequest('ReviseInventoryStatus needs at least one of the parameters stockAmount, price and discountOfferPrice.');
     }
     const product = await this.mustFind(call, 'Product', args.get('productId') as bigint);
-    const productId = product.values.Id as bigint;
+    const productId = entityId(product.values);
     let target = product;
     const variationId = args.get('productVariationId') as bigint | undefined;
     if (variationId !== undefined) {
@@ -190,7 +191,7 @@ export class CatalogueOperations {
       }
     }
     if (changes.size > 0) {
-      await this.writes.update(call.tx, call.accountId, target.type, target.values.Id as bigint, { values: changes, bindings: noBindings }, 'merge');
+      await this.writes.update(call.tx, call.accountId, target.type, entityId(target.values), { values: changes, bindings: noBindings }, 'merge');
     }
     if (offerPrice !== undefined) await this.setStrikeThroughPrice(call, productId, variationId ?? null, offerPrice);
     return true;
@@ -202,7 +203,7 @@ export class CatalogueOperations {
       (offer) => (offer.values.ProductVariationId ?? null) === variationId && offer.values.Type === STRIKE_THROUGH_OFFER,
     );
     if (existing) {
-      await this.writes.update(call.tx, call.accountId, offers, existing.values.Id as bigint, { values: new Map([['Price', price]]), bindings: noBindings }, 'merge');
+      await this.writes.update(call.tx, call.accountId, offers, entityId(existing.values), { values: new Map([['Price', price]]), bindings: noBindings }, 'merge');
       return;
     }
     const values = new Map<string, EdmValue>([

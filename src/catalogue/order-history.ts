@@ -10,7 +10,7 @@
  */
 import type { Model } from '../model/types';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 
@@ -84,7 +84,7 @@ export async function recordOrderShipping(scope: OrderScope, orderId: bigint, st
   for (const item of await itemsOf(scope, orderId)) {
     await appendLine(scope, orderId, String(item.values.PlatformItemId), 'Versandstatus', status, at);
     if (ITEM_SHIPPING_STATUSES.has(status) && item.values.ShippingStatus !== status) {
-      await scope.entities.update(scope.tx, scope.accountId, itemType(scope), item.values.Id as bigint, { ShippingStatus: status, ModificationDate: at });
+      await scope.entities.update(scope.tx, scope.accountId, itemType(scope), entityId(item.values), { ShippingStatus: status, ModificationDate: at });
     }
   }
   await refreshOrder(scope, orderId, at);
@@ -98,7 +98,7 @@ const hasPayment = (order: Readonly<Record<string, EdmValue>>) => (order.PaidAmo
  * a new ShippingStatus is recorded for every item.
  */
 export async function recordSellerOrderUpdate(scope: OrderScope, before: Readonly<Record<string, EdmValue>>, after: Readonly<Record<string, EdmValue>>, at: number): Promise<void> {
-  const orderId = after.Id as bigint;
+  const orderId = entityId(after);
   const paymentSet = ['PaidAmount', 'PaidDate'].some((name) => (after[name] ?? null) !== null && after[name] !== before[name]);
   if (paymentSet) await recordPayment(scope, orderId, true, at);
   else if (hasPayment(before) && !hasPayment(after)) await recordPayment(scope, orderId, false, at);

@@ -7,10 +7,11 @@
 import type { EntityTypeDef, Model } from '../model/types';
 import { badRequest, ODataError } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import { versionBumpFor, type EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
+import { quote } from '../odata/quote';
 
 export const LIMITS = {
   specificValues: 20,
@@ -39,7 +40,7 @@ const conflict = (message: string) => new ODataError(409, message);
 const changes = (ctx: RuleContext, ...names: string[]) =>
   !ctx.stored || names.some((n) => (ctx.stored!.values[n] ?? null) !== (ctx.row[n] ?? null));
 
-const id = (ctx: RuleContext) => ctx.row.Id as bigint;
+const id = (ctx: RuleContext) => entityId(ctx.row);
 
 /** Foreign keys must name an existing row of the same account. */
 async function checkReferences(ctx: RuleContext): Promise<void> {
@@ -126,7 +127,7 @@ const rules: Readonly<Record<string, Rule>> = {
     for (const v of values) {
       const length = [...v].length;
       if (length === 0 || length > LIMITS.specificValueLength) {
-        throw badRequest(`Each '|'-separated value of a ProductSpecific Value must be 1 to ${LIMITS.specificValueLength} characters; '${v.slice(0, 60)}' has ${length}.`);
+        throw badRequest(`Each '|'-separated value of a ProductSpecific Value must be 1 to ${LIMITS.specificValueLength} characters; '${quote(v)}' has ${length}.`);
       }
     }
     await unique(ctx, ['ProductId', 'Name'], `The product already has a ProductSpecific named '${String(ctx.row.Name)}': a Name may be used once per product.`);

@@ -13,6 +13,7 @@ import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { applyFollowUps, catalogCycle, checkRules } from './rules';
 import { applyPayload, type WriteMode } from './values';
+import { entityNotFound } from '../odata/not-found';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
 export type UriResolver = (uri: string, expected: EntityTypeDef) => bigint;
@@ -111,7 +112,7 @@ export class CatalogueWrites {
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<bigint> {
     const values = this.withBindings(type, payload);
     const stored = await this.entities.find(tx, accountId, type, id);
-    if (!stored) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+    if (!stored) throw entityNotFound(type, id);
     const row = applyPayload(type, values, mode, stored, this.clock.now());
     const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
     await checkRules(ctx);
@@ -122,7 +123,7 @@ export class CatalogueWrites {
   }
 
   async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
-    if (!(await this.entities.delete(tx, accountId, type, id))) throw notFound(`Resource not found for the segment '${type.setName}(${id}L)'.`);
+    if (!(await this.entities.delete(tx, accountId, type, id))) throw entityNotFound(type, id);
   }
 
   /** Adds a many-to-many link, refusing catalog cycles; adding an existing link changes nothing. */
@@ -130,7 +131,7 @@ export class CatalogueWrites {
     const r = nav.relation;
     if (r.kind !== 'linkTable') throw new ODataError(400, `Links of '${nav.name}' are not managed with $links.`);
     const target = this.model.typeByName.get(nav.target)!;
-    if (!(await this.entities.exists(tx, accountId, target, targetId))) throw notFound(`Resource not found for the segment '${target.setName}(${targetId}L)'.`);
+    if (!(await this.entities.exists(tx, accountId, target, targetId))) throw entityNotFound(target, targetId);
     if (r.left === r.right) {
       const [parent, child] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
       if (await catalogCycle(tx, this.entities, accountId, r.table, r.leftColumn, r.rightColumn, parent, child)) {
@@ -142,13 +143,13 @@ export class CatalogueWrites {
 
   async addLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
     const targetId = this.resolve(targetUri, this.model.typeByName.get(nav.target)!);
-    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
+    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw entityNotFound(sourceType, sourceId);
     await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
   }
 
   async removeLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
     if (nav.relation.kind !== 'linkTable') throw badRequest(`Links of '${nav.name}' are not managed with $links.`);
-    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw notFound(`Resource not found for the segment '${sourceType.setName}(${sourceId}L)'.`);
+    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw entityNotFound(sourceType, sourceId);
     if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
       throw notFound(`${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
     }

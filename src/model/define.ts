@@ -236,6 +236,11 @@ function checkModel(model: Model): void {
   if (problems.length) throw new Error(`The entity model is inconsistent:\n${problems.join('\n')}`);
 }
 
+/** A type's name as $metadata and the payloads qualify it: CatalogueService.Product. */
+export function qualifiedName(model: Pick<Model, 'namespace'>, type: { readonly name: string } | string): string {
+  return `${model.namespace}.${typeof type === 'string' ? type : type.name}`;
+}
+
 /** The navigation named `name` of a type. */
 export function findNavigation(t: EntityTypeDef, name: string): NavigationDef | undefined {
   return t.navigations.find((n) => n.name === name);

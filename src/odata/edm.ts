@@ -10,6 +10,7 @@
  *   null         null
  */
 import type { EdmType } from '../model/types';
+import { quote } from './quote';
 
 export type EdmValue = bigint | number | string | boolean | null;
 
@@ -28,19 +29,19 @@ const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
 export function parseInt64Text(text: string): bigint {
-  if (!INTEGER.test(text)) throw new ValueError(`'${clip(text)}' is not an Int64`);
+  if (!INTEGER.test(text)) throw new ValueError(`'${quote(text)}' is not an Int64`);
   // Leading zeros aside, more than 19 digits is out of range: checked before BigInt reads them all.
-  if (text.replace(/^[+-]?0*/, '').length > 19) throw new ValueError(`${clip(text)} is outside the Int64 range`);
+  if (text.replace(/^[+-]?0*/, '').length > 19) throw new ValueError(`${quote(text)} is outside the Int64 range`);
   const value = BigInt(text);
-  if (value < INT64_MIN || value > INT64_MAX) throw new ValueError(`${clip(text)} is outside the Int64 range`);
+  if (value < INT64_MIN || value > INT64_MAX) throw new ValueError(`${quote(text)} is outside the Int64 range`);
   return value;
 }
 
 export function parseInt32Text(text: string): number {
-  if (!INTEGER.test(text)) throw new ValueError(`'${clip(text)}' is not an Int32`);
-  if (text.replace(/^[+-]?0*/, '').length > 10) throw new ValueError(`${clip(text)} is outside the Int32 range`);
+  if (!INTEGER.test(text)) throw new ValueError(`'${quote(text)}' is not an Int32`);
+  if (text.replace(/^[+-]?0*/, '').length > 10) throw new ValueError(`${quote(text)} is outside the Int32 range`);
   const value = Number(text);
-  if (value < INT32_MIN || value > INT32_MAX) throw new ValueError(`${clip(text)} is outside the Int32 range`);
+  if (value < INT32_MIN || value > INT32_MAX) throw new ValueError(`${quote(text)} is outside the Int32 range`);
   return value;
 }
 
@@ -50,11 +51,11 @@ export function parseInt32Text(text: string): number {
  */
 export function parseDecimalText(text: string): string {
   const m = DECIMAL.exec(text.trim());
-  if (!m || (m[2] === '' && (m[3] === undefined || m[3] === ''))) throw new ValueError(`'${clip(text)}' is not a Decimal`);
+  if (!m || (m[2] === '' && (m[3] === undefined || m[3] === ''))) throw new ValueError(`'${quote(text)}' is not a Decimal`);
   const integer = (m[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
   const fraction = (m[3] ?? '').replace(/0+$/, '');
-  if (fraction.length > DECIMAL_SCALE) throw new ValueError(`${clip(text)} has more than ${DECIMAL_SCALE} decimal places`);
-  if (integer.length > DECIMAL_INTEGER_DIGITS) throw new ValueError(`${clip(text)} has more than ${DECIMAL_INTEGER_DIGITS} integer digits`);
+  if (fraction.length > DECIMAL_SCALE) throw new ValueError(`${quote(text)} has more than ${DECIMAL_SCALE} decimal places`);
+  if (integer.length > DECIMAL_INTEGER_DIGITS) throw new ValueError(`${quote(text)} has more than ${DECIMAL_INTEGER_DIGITS} integer digits`);
   const negative = m[1] === '-' && (integer !== '0' || fraction !== '');
   return `${negative ? '-' : ''}${integer}${fraction ? '.' + fraction : ''}`;
 }
@@ -106,7 +107,7 @@ function utcMs(year: number, month: number, day: number, hour: number, minute: n
 
 function checkRange(ms: number, text: string): number {
   if (!(ms >= DATETIME_MIN_MS && ms <= DATETIME_MAX_MS)) {
-    throw new ValueError(`'${clip(text)}' is outside the DateTime range 0001-01-01T00:00:00 to 9999-12-31T23:59:59.999 (UTC)`);
+    throw new ValueError(`'${quote(text)}' is outside the DateTime range 0001-01-01T00:00:00 to 9999-12-31T23:59:59.999 (UTC)`);
   }
   return ms;
 }
@@ -120,13 +121,13 @@ function checkRange(ms: number, text: string): number {
  */
 export function parseIsoDateTime(text: string): number {
   const m = ISO_DATETIME.exec(text.trim());
-  if (!m) throw new ValueError(`'${clip(text)}' is not a DateTime (${ISO_FORM})`);
+  if (!m) throw new ValueError(`'${quote(text)}' is not a DateTime (${ISO_FORM})`);
   const [, y, mo, d, h, mi, s = '0', frac = '', , sign, offsetHours = '0', offsetMinutes = '0'] = m;
   const local = utcMs(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s), Number(frac.padEnd(3, '0').slice(0, 3)));
   // .NET's offsets reach ±14:00.
   const offset = Number(offsetHours) * 60 + Number(offsetMinutes);
   if (Number.isNaN(local) || Number(y) < 1 || Number(offsetMinutes) > 59 || offset > 14 * 60) {
-    throw new ValueError(`'${clip(text)}' is not a valid date and time`);
+    throw new ValueError(`'${quote(text)}' is not a valid date and time`);
   }
   return checkRange(local - (sign === '-' ? -offset : offset) * 60_000, text);
 }
@@ -144,7 +145,7 @@ export function parseJsonDateTime(text: string): number {
   if (!m) return parseIsoDateTime(text);
   const [, ms = '0', sign, minutes] = m;
   const offset = sign === undefined ? 0 : (sign === '-' ? -1 : 1) * Number(minutes);
-  if (Math.abs(offset) > 14 * 60) throw new ValueError(`'${clip(text)}' has an offset beyond 14 hours`);
+  if (Math.abs(offset) > 14 * 60) throw new ValueError(`'${quote(text)}' has an offset beyond 14 hours`);
   return checkRange(Number(ms) - offset * 60_000, text);
 }
 
@@ -157,7 +158,7 @@ export function formatIsoDateTime(ms: number): string {
 export function parseBooleanText(text: string): boolean {
   if (text === 'true' || text === '1') return true;
   if (text === 'false' || text === '0') return false;
-  throw new ValueError(`'${clip(text)}' is not a Boolean (true or false)`);
+  throw new ValueError(`'${quote(text)}' is not a Boolean (true or false)`);
 }
 
 /**
@@ -258,13 +259,9 @@ export function toXmlText(type: EdmType, value: Exclude<EdmValue, null>): string
   }
 }
 
-function clip(text: string): string {
-  return text.length > 40 ? text.slice(0, 40) + '…' : text;
-}
-
 function describe(value: unknown): string {
-  if (typeof value === 'string') return `'${clip(value)}'`;
-  if (value instanceof JsonNumberText) return clip(value.text);
+  if (typeof value === 'string') return `'${quote(value)}'`;
+  if (value instanceof JsonNumberText) return quote(value.text);
   if (typeof value === 'object') return Array.isArray(value) ? 'an array' : 'an object';
   return String(value);
 }

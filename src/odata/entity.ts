@@ -44,6 +44,14 @@ export interface EntityPayload {
   readonly bindings: ReadonlyMap<string, readonly string[]>;
 }
 
+/**
+ * The key of an entity, from its record's or row's values: every entity type has the single key
+ * Id, an Edm.Int64 (see model/define.ts). Undefined before a new row has one.
+ */
+export function entityId(values: Readonly<Record<string, EdmValue>>): bigint {
+  return values.Id as bigint;
+}
+
 /** Relative URI of an entity: Products(42L) (Int64 keys carry the L suffix, as WCF wrote them). */
 export function entityPath(type: EntityTypeDef, id: bigint): string {
   return `${type.setName}(${id}L)`;

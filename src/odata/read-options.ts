@@ -1,8 +1,9 @@
 /**
  * The system query options of a read, checked and turned into a ReadPlan: $filter, $orderby,
- * $top, $skip, $skiptoken, $expand, $select and $inlinecount. Which options a resource takes
- * follows Olingo's per-URI-type table; the version a response needs is the lowest that holds it
- * (2.0 for $select, $inlinecount, $skiptoken and paging; docs/protocol.md, "Versions").
+ * $top, $skip, $skiptoken, $expand, $select and $inlinecount. Which options a resource takes was
+ * decided before (uri/uri-kind.ts); an option present here is one its resource takes. A response
+ * needs version 2.0 for $select, $inlinecount and $skiptoken (and for server paging, decided by
+ * the caller); 1.0 otherwise.
  */
 import type { EntityTypeDef, Model } from '../model/types';
 import { badRequest } from './errors';
@@ -10,7 +11,8 @@ import type { ExpandLimits, ExprLimits, LiteralExpr } from './expr/ast';
 import { parseExpand, parseFilter, parseOrderBy, parseSelect, parseUriLiteral } from './expr';
 import type { ProtocolVersion } from './negotiate';
 import type { ReadPlan, ReadSource } from './plan';
-import { allowOnly, type QueryOptions, type SystemQueryOption } from './uri/query-options';
+import type { QueryOptions } from './uri/query-options';
+import { quote } from './quote';
 
 export interface ReadLimits {
   readonly expr: ExprLimits;
@@ -28,28 +30,9 @@ export interface PlannedRead {
   readonly version: ProtocolVersion;
 }
 
-/** What a resource is, for the options it takes. */
-export type ReadTarget = 'collection' | 'entity' | 'count' | 'links' | 'linksCount';
-
-const ALLOWED: Record<ReadTarget, readonly SystemQueryOption[]> = {
-  collection: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$expand', '$select', '$inlinecount'],
-  entity: ['$format', '$filter', '$expand', '$select'],
-  count: ['$filter', '$orderby', '$top', '$skip'],
-  links: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$inlinecount'],
-  linksCount: ['$filter', '$orderby', '$top', '$skip'],
-};
-
-const DESCRIPTION: Record<ReadTarget, string> = {
-  collection: 'a collection',
-  entity: 'a single entity',
-  count: '$count',
-  links: '$links',
-  linksCount: '$count of $links',
-};
-
 /** A whole number from 0 to max, or a 400 naming the option. */
 function wholeNumber(name: string, text: string, max: number): number {
-  if (!/^\d{1,16}$/.test(text.trim())) throw badRequest(`The value of ${name} must be a whole number of 0 or more, not '${clip(text)}'.`);
+  if (!/^\d{1,16}$/.test(text.trim())) throw badRequest(`The value of ${name} must be a whole number of 0 or more, not '${quote(text)}'.`);
   const n = Number(text.trim());
   if (n > max) throw badRequest(`The value of ${name} is ${n}, more than the limit of ${max}.`);
   return n;
@@ -74,13 +57,12 @@ function readSkipToken(text: string): LiteralExpr[] {
     try {
       return parseUriLiteral(part.trim());
     } catch {
-      throw badRequest(`The $skiptoken '${clip(text)}' is not one this service issued.`);
+      throw badRequest(`The $skiptoken '${quote(text)}' is not one this service issued.`);
     }
   });
 }
 
-export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, target: ReadTarget, options: QueryOptions, limits: ReadLimits): PlannedRead {
-  allowOnly(options, ALLOWED[target], DESCRIPTION[target]);
+export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, options: QueryOptions, limits: ReadLimits): PlannedRead {
   const o = options.system;
   let version: ProtocolVersion = 1;
 
@@ -101,7 +83,7 @@ export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, 
   const inlineText = o.get('$inlinecount');
   let inlineCount = false;
   if (inlineText !== undefined) {
-    if (inlineText !== 'allpages' && inlineText !== 'none') throw badRequest(`The value of $inlinecount must be 'allpages' or 'none', not '${clip(inlineText)}'.`);
+    if (inlineText !== 'allpages' && inlineText !== 'none') throw badRequest(`The value of $inlinecount must be 'allpages' or 'none', not '${quote(inlineText)}'.`);
     inlineCount = inlineText === 'allpages';
     version = 2;
   }
@@ -110,13 +92,13 @@ export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, 
   let after: LiteralExpr[] | undefined;
   if (tokenText !== undefined) {
     after = readSkipToken(tokenText);
-    if (after.length !== orderBy.length + 1) throw badRequest(`The $skiptoken '${clip(tokenText)}' does not fit the ordering of this request.`);
+    if (after.length !== orderBy.length + 1) throw badRequest(`The $skiptoken '${quote(tokenText)}' does not fit the ordering of this request.`);
     const last = after[after.length - 1]!;
-    if (last.type !== 'Edm.Int64' && last.type !== 'Edm.Int32') throw badRequest(`The $skiptoken '${clip(tokenText)}' does not end with a key.`);
+    if (last.type !== 'Edm.Int64' && last.type !== 'Edm.Int32') throw badRequest(`The $skiptoken '${quote(tokenText)}' does not end with a key.`);
     after[after.length - 1] = { kind: 'literal', type: 'Edm.Int64', value: BigInt(last.value as bigint | number) };
     for (const [i, item] of orderBy.entries()) {
       const l = after[i]!;
-      if (l.value !== null && l.type !== item.expr.type) throw badRequest(`The $skiptoken '${clip(tokenText)}' does not fit the ordering of this request.`);
+      if (l.value !== null && l.type !== item.expr.type) throw badRequest(`The $skiptoken '${quote(tokenText)}' does not fit the ordering of this request.`);
     }
     version = 2;
   }
@@ -132,9 +114,4 @@ export function planRead(model: Model, type: EntityTypeDef, source: ReadSource, 
     expand,
   };
   return { plan, ...(select ? { select } : {}), inlineCount, version };
-}
-
-function clip(text: string): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\uFFFD');
-  return clean.length > 60 ? clean.slice(0, 60) + '…' : clean;
 }

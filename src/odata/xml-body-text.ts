@@ -17,7 +17,7 @@
 import { TextDecoder } from 'node:util';
 import iconv from 'iconv-lite';
 import { ODataError, badRequest } from './errors';
-import { echo } from './batch/echo';
+import { quote } from './quote';
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 const UTF16LE_BOM = [0xff, 0xfe];
@@ -83,7 +83,7 @@ export function xmlBodyText(body: Buffer, charset: string | undefined): string {
   if (NOT_A_CHARSET.has(name) || !iconv.encodingExists(name)) {
     throw new ODataError(
       415,
-      `The request body's encoding '${echo(label.trim())}' is not supported: send UTF-8, or name an encoding such as ISO-8859-1, windows-1252 or UTF-16.`,
+      `The request body's encoding '${quote(label.trim())}' is not supported: send UTF-8, or name an encoding such as ISO-8859-1, windows-1252 or UTF-16.`,
     );
   }
   const text = iconv.decode(body, name);
@@ -94,5 +94,5 @@ export function xmlBodyText(body: Buffer, charset: string | undefined): string {
 }
 
 function invalidBytes(encoding: string): ODataError {
-  return badRequest(`The request body is not valid ${echo(encoding)}.`);
+  return badRequest(`The request body is not valid ${quote(encoding)}.`);
 }

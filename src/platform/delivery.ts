@@ -9,7 +9,7 @@ import type { OrderScope } from '../catalogue/order-history';
 import { defaultOf } from '../catalogue/values';
 import type { EntityTypeDef } from '../model/types';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import type { DocumentKind } from './documents';
 
 export interface Delivery extends OrderScope {
@@ -63,6 +63,6 @@ export async function updateChanged(d: Delivery, stored: EntityRecord, values: R
   if (Object.keys(changed).length === 0) return false;
   const modified = stored.type.properties.find((p) => p.timestamp === 'modified');
   if (modified) changed[modified.name] = d.now;
-  await d.entities.update(d.tx, d.accountId, stored.type, stored.values.Id as bigint, changed);
+  await d.entities.update(d.tx, d.accountId, stored.type, entityId(stored.values), changed);
   return true;
 }

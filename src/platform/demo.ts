@@ -12,6 +12,7 @@ import type { EdmValue } from '../odata/edm';
 import type { SqlExecutor } from '../store/store';
 import type { Json } from './documents';
 import type { PlatformIntake } from './intake';
+import { entityId } from '../odata/entity';
 
 export class DemoDataExistsError extends Error {
   override readonly name = 'DemoDataExistsError';
@@ -98,7 +99,7 @@ export class DemoFiller {
   private async create(tx: SqlExecutor, typeName: string, values: Record<string, EdmValue>): Promise<bigint> {
     const payload = { values: new Map(Object.entries(values)), bindings: new Map<string, readonly string[]>() };
     const { record } = await this.services.writes.create(tx, this.accountId, this.type(typeName), payload);
-    return record.values.Id as bigint;
+    return entityId(record.values);
   }
 
   private async link(tx: SqlExecutor, typeName: string, id: bigint, navigation: string, uri: string): Promise<void> {

@@ -7,7 +7,7 @@
 import { markPlatformChange, recordPayment } from '../catalogue/order-history';
 import { badRequest } from '../odata/errors';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import { findBy, typeOf, updateChanged, type Delivery, type DeliveryOutcome } from './delivery';
 import { propertiesNamed, readValues, type Json } from './documents';
 
@@ -40,7 +40,7 @@ export async function deliverPayment(d: Delivery, body: Json): Promise<DeliveryO
   if (paid) values.PaymentStatus = PAYMENT_STATUS.paid;
   else if (wasPaid) values.PaymentStatus = PAYMENT_STATUS.withdrawn;
   const changed = await updateChanged(d, order, values);
-  const orderId = order.values.Id as bigint;
+  const orderId = entityId(order.values);
   if (paid !== wasPaid) await recordPayment(d, orderId, paid, d.now);
   if (changed) await markPlatformChange(d, orderId, d.now);
   return outcome('payment', order, changed);
@@ -72,9 +72,9 @@ export async function deliverShipment(d: Delivery, body: Json): Promise<Delivery
   for (const item of await targetItems(d, order, body)) {
     const differing = new Map(Object.entries(sent).filter(([name, value]) => (item.values[name] ?? null) !== value));
     if (differing.size === 0) continue;
-    await d.writes.update(d.tx, d.accountId, itemType, item.values.Id as bigint, { values: differing, bindings: new Map() }, 'merge');
+    await d.writes.update(d.tx, d.accountId, itemType, entityId(item.values), { values: differing, bindings: new Map() }, 'merge');
     changed = true;
   }
-  if (changed) await markPlatformChange(d, order.values.Id as bigint, d.now);
+  if (changed) await markPlatformChange(d, entityId(order.values), d.now);
   return outcome('shipment', order, changed);
 }

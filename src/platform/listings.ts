@@ -8,6 +8,7 @@ import { badRequest } from '../odata/errors';
 import { findBy, insertRow, typeOf, updateChanged, type Delivery, type DeliveryOutcome } from './delivery';
 import { platformProperties, readValues, type Json } from './documents';
 import { resolveReference } from './references';
+import { entityId } from '../odata/entity';
 
 async function upsertListingItems(d: Delivery, listingId: bigint, listingProductId: bigint | null, body: Json): Promise<boolean> {
   const itemType = typeOf(d, 'ListingItem');
@@ -32,7 +33,7 @@ async function upsertListingItems(d: Delivery, listingId: bigint, listingProduct
   }
   for (const [sku, stored] of storedBySku) {
     if (delivered.has(sku)) continue;
-    await d.entities.delete(d.tx, d.accountId, itemType, stored.values.Id as bigint);
+    await d.entities.delete(d.tx, d.accountId, itemType, entityId(stored.values));
     changed = true;
   }
   return changed;
@@ -47,7 +48,7 @@ export async function deliverListing(d: Delivery, body: Json): Promise<DeliveryO
   let productId: bigint | null;
   let changed: boolean;
   if (stored) {
-    listingId = stored.values.Id as bigint;
+    listingId = entityId(stored.values);
     productId = (stored.values.ProductId ?? null) as bigint | null;
     changed = await updateChanged(d, stored, values);
   } else {

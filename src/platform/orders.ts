@@ -8,7 +8,7 @@
 import { markPlatformChange } from '../catalogue/order-history';
 import { badRequest } from '../odata/errors';
 import { decimalToScaled, scaledToDecimal, type EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import { findBy, insertRow, typeOf, updateChanged, type Delivery, type DeliveryOutcome } from './delivery';
 import { platformProperties, readValues, type Json } from './documents';
 import { resolveReference, type CatalogueReference } from './references';
@@ -37,7 +37,7 @@ async function upsertBuyer(d: Delivery, order: EntityRecord | undefined, body: J
   const stored = order
     ? await d.entities.find(d.tx, d.accountId, buyers, order.values.BuyerId as bigint)
     : (await findBy(d, buyers, 'BuyerName', values.BuyerName!))[0];
-  if (stored) return { id: stored.values.Id as bigint, changed: await updateChanged(d, stored, values) };
+  if (stored) return { id: entityId(stored.values), changed: await updateChanged(d, stored, values) };
   return { id: await insertRow(d, buyers, values), changed: true };
 }
 
@@ -116,7 +116,7 @@ export async function deliverOrder(d: Delivery, body: Json): Promise<DeliveryOut
   let orderId: bigint;
   let changed = buyer.changed || addresses.changed;
   if (stored) {
-    orderId = stored.values.Id as bigint;
+    orderId = entityId(stored.values);
     changed = (await updateChanged(d, stored, orderValues)) || changed;
   } else {
     // A new order is a change the platform delivered: clients poll EbayModificationDate for it.

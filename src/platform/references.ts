@@ -6,7 +6,7 @@
  */
 import type { EntityTypeDef } from '../model/types';
 import { badRequest } from '../odata/errors';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import { findBy, typeOf, type Delivery } from './delivery';
 import { readValues, type Json } from './documents';
 
@@ -24,7 +24,7 @@ async function resolveProduct(d: Delivery, json: Json, path: string): Promise<En
   const products = typeOf(d, 'Product');
   const ref = referenceKey(products, json, `${path}/Product`);
   if (ref.Id !== undefined) {
-    const id = ref.Id as bigint;
+    const id = entityId(ref);
     const found = await d.entities.find(d.tx, d.accountId, products, id);
     if (!found) throw badRequest(`'${path}/Product' names the product Id ${id}, which this account does not have.`);
     return found;
@@ -41,7 +41,7 @@ async function resolveVariation(d: Delivery, json: Json, product: EntityRecord |
   const variations = typeOf(d, 'ProductVariation');
   const ref = referenceKey(variations, json, `${path}/ProductVariation`);
   if (ref.Id !== undefined) {
-    const id = ref.Id as bigint;
+    const id = entityId(ref);
     const found = await d.entities.find(d.tx, d.accountId, variations, id);
     if (!found) throw badRequest(`'${path}/ProductVariation' names the variation Id ${id}, which this account does not have.`);
     if (product && found.values.ProductId !== product.values.Id) {

@@ -8,42 +8,21 @@ import pino, { type Logger } from 'pino';
 import type { Config } from '../config';
 import { systemClock, type Clock } from '../clock';
 import { model } from '../model/catalogue-model';
-import type { Model } from '../model/types';
 import { renderMetadata } from '../odata/metadata';
 import { openStore } from '../store/open';
-import type { Store } from '../store/store';
 import { SessionService } from '../auth/sessions';
-import type { EntityStore } from '../store/entities';
 import { EntityReads } from '../store/reads';
-import type { CatalogueWrites } from '../catalogue/writes';
-import type { CatalogueOperations } from '../catalogue/operations';
 import { createCatalogueServices } from '../catalogue/services';
-import { authEndpointsHandler } from '../auth/endpoints';
+import { authEndpointsHandler } from './auth-endpoints';
 import { createHttpServer, type Route } from './http';
 import { publicApiHandler } from './publicapi';
 import { PLATFORM_PATH, platformApiHandler } from './platform-api';
 import { PlatformIntake } from '../platform/intake';
-import { SERVICE_PATH } from './service-root';
+import { SERVICE_PATH } from '../service/request';
+import type { App } from '../service/app';
 import { HEALTH_PATH, healthHandler } from './health';
 
 const PRUNE_INTERVAL_MS = 10 * 60_000;
-
-export interface App {
-  readonly config: Config;
-  readonly model: Model;
-  readonly store: Store;
-  readonly sessions: SessionService;
-  readonly entities: EntityStore;
-  readonly reads: EntityReads;
-  readonly writes: CatalogueWrites;
-  readonly operations: CatalogueOperations;
-  readonly clock: Clock;
-  readonly log: Logger;
-  /** Generated once: the model does not change while the service runs. */
-  readonly metadataXml: string;
-  /** host:port the server listens on, for URIs when a request names no usable Host. */
-  listenHost(): string;
-}
 
 export interface RunningService {
   readonly app: App;

@@ -1,10 +1,7 @@
 /** Reads a request body into memory, refusing it as soon as it passes the limit. */
 import type { IncomingMessage } from 'node:http';
 import { ODataError } from '../odata/errors';
-
-export function tooLarge(limit: number): ODataError {
-  return new ODataError(413, `The request body is larger than the limit of ${limit} bytes.`);
-}
+import { tooLarge } from '../service/request';
 
 function incomplete(): ODataError {
   return new ODataError(400, 'The request body did not arrive completely: the connection was closed or timed out.');

@@ -11,6 +11,8 @@ import { ODataError, notFound, renderError, type ErrorFormat } from '../odata/er
 import { errorFormatOf } from '../odata/negotiate';
 import type { Handler, RequestContext } from './context';
 import { sendError } from './respond';
+import { answerableError } from '../service/error-reply';
+import { quote } from '../odata/quote';
 
 export interface Route {
   /** Lower-case path prefix, matched case-insensitively. */
@@ -64,7 +66,7 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     });
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
-      if (!(error instanceof ODataError)) log.error({ reqId: id, err: error }, 'request failed');
+      if (!answerableError(error)) log.error({ reqId: id, err: error }, 'request failed');
       if (res.headersSent) {
         // A streamed answer that fails half-way cannot change its status: cut it off, so the
         // client sees a broken response rather than a complete-looking partial one.
@@ -78,7 +80,7 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
         throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
       }
       const match = matchRoute(routes, path);
-      if (!match) throw notFound(`No resource exists at '${path.slice(0, 200)}'. The service is at /publicapi/v1/api.svc.`);
+      if (!match) throw notFound(`No resource exists at '${quote(path, 200)}'. The service is at /publicapi/v1/api.svc.`);
       match.route.handler(ctx, match.rest).catch(fail);
     } catch (error) {
       fail(error);

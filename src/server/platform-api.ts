@@ -11,13 +11,14 @@
  *   POST /platform/v1/accounts/{userName}/documents        deliver one document to that account
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { SESSION_COOKIE, sessionCookieOf } from '../auth/endpoints';
+import { SESSION_COOKIE, sessionCookieOf } from './auth-endpoints';
 import { findAccountByUserName } from '../auth/directory';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { PlatformIntake } from '../platform/intake';
-import type { App } from './app';
+import type { App } from '../service/app';
 import { readBody } from './body';
 import { bodyMediaType, headerOf, type Handler, type RequestContext } from './context';
+import { quote } from '../odata/quote';
 
 export const PLATFORM_PATH = '/platform/v1';
 
@@ -66,7 +67,7 @@ async function deliverDocument(app: App, intake: PlatformIntake, ctx: RequestCon
   // Validate before looking the account up: a bad document is refused the same for any account.
   const doc = intake.validate(json);
   const account = await findAccountByUserName(app.store.directory, userName);
-  if (!account) throw notFound(`There is no account with the user name '${userName}'.`);
+  if (!account) throw notFound(`There is no account with the user name '${quote(userName)}'.`);
   sendJson(ctx, 200, await intake.apply(account.accountId, doc));
 }
 
@@ -81,7 +82,7 @@ async function route(app: App, intake: PlatformIntake, ctx: RequestContext, rest
     if (method !== 'POST') throw methodNotAllowed(method, ['POST']);
     return deliverDocument(app, intake, ctx, decodeSegment(segments[1]!));
   }
-  throw notFound(`No platform resource exists at '${PLATFORM_PATH}${rest.slice(0, 200)}'. Documents go to POST ${PLATFORM_PATH}/accounts/{userName}/documents.`);
+  throw notFound(`No platform resource exists at '${PLATFORM_PATH}${quote(rest, 200)}'. Documents go to POST ${PLATFORM_PATH}/accounts/{userName}/documents.`);
 }
 
 export function platformApiHandler(app: App, intake: PlatformIntake, token: string): Handler {

@@ -1,21 +1,23 @@
 /**
- * The OData service at /publicapi/v1/api.svc. Each request goes through the stages of
- * design/architecture.md: parse (headers, path, options) -> identify (token and cookie) -> plan
+ * The OData service at /publicapi/v1/api.svc, from node:http into the service stage. Each request
+ * goes through the stages of docs/architecture.md: parse (headers, path, options) -> identify
+ * (token and cookie) -> admit (uri-kind.ts) -> plan
  * and execute -> write. Resources of later stages are reached from here.
  */
-import type { App } from './app';
+import type { App } from '../service/app';
 import { headerOf, type Handler, type RequestContext } from './context';
 import { badRequest, unauthorized } from '../odata/errors';
 import { readVersionHeaders } from '../odata/negotiate';
 import { parseQueryOptions } from '../odata/uri/query-options';
 import { parseResourcePath } from '../odata/uri/resource-path';
-import { HttpResponder } from './responder';
+import { HttpResponder } from './http-responder';
 import { readBody } from './body';
-import type { ODataRequest } from './odata-request';
-import { sessionCookieOf } from '../auth/endpoints';
+import type { ODataRequest } from '../service/request';
+import { sessionCookieOf } from './auth-endpoints';
 import { serviceRootOf } from './service-root';
-import { serveRequest } from './dispatch';
-import { handleBatch } from './batch';
+import { serveRequest } from '../service/dispatch';
+import { handleBatch } from '../service/batch/batch';
+import { quote } from '../odata/quote';
 
 /** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
 async function identify(app: App, ctx: RequestContext): Promise<number> {
@@ -36,7 +38,7 @@ function effectiveMethod(ctx: RequestContext): string {
   if (tunnelled === undefined) return method;
   const verb = tunnelled.trim().toUpperCase();
   if (method !== 'POST') throw badRequest(`X-HTTP-Method may only tunnel through POST, not ${method}.`);
-  if (!TUNNELLED.has(verb)) throw badRequest(`X-HTTP-Method '${tunnelled.slice(0, 20)}' is not one of PUT, MERGE, PATCH, DELETE.`);
+  if (!TUNNELLED.has(verb)) throw badRequest(`X-HTTP-Method '${quote(tunnelled, 20)}' is not one of PUT, MERGE, PATCH, DELETE.`);
   return verb;
 }
 
@@ -53,8 +55,16 @@ export function publicApiHandler(app: App): Handler {
     // Resolve and answer.
     const path = parseResourcePath(app.model, rest);
     const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
-    // The batch's own version headers stand in for those an inner request does not send.
-    if (path.kind === 'batch') return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log, header: (name) => headerOf(ctx, name) }, ctx, options);
+    if (path.kind === 'batch') {
+      const batch = {
+        method: ctx.req.method ?? '',
+        header: (name: string) => headerOf(ctx, name),
+        body: (limit: number) => readBody(ctx.req, limit),
+        responder: new HttpResponder(ctx.res),
+      };
+      // The batch's own version headers stand in for those an inner request does not send.
+      return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log, header: batch.header }, batch, options);
+    }
     const request: ODataRequest = {
       app,
       accountId,

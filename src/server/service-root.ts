@@ -4,8 +4,7 @@
  * markup), otherwise the address the service listens on.
  */
 import type { IncomingMessage } from 'node:http';
-
-export const SERVICE_PATH = '/publicapi/v1/api.svc';
+import { SERVICE_PATH } from '../service/request';
 
 const HOST_PATTERN = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 

@@ -13,7 +13,7 @@
  */
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { entityId, type EntityRecord } from '../odata/entity';
 import type { ExpandNode, LiteralExpr, OrderByItem } from '../odata/expr/ast';
 import type { ReadPlan } from '../odata/plan';
 import { badRequest } from '../odata/errors';
@@ -296,7 +296,7 @@ export class EntityReads {
       if (ids.length > 0) {
         for (const row of await tx.rows(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
           const rec = this.decode(target, row);
-          byId.set(rec.values.Id as bigint, rec);
+          byId.set(entityId(rec.values), rec);
         }
       }
       for (const parent of parents) {
@@ -307,7 +307,7 @@ export class EntityReads {
     }
     // To-many: the targets carry their parent's id in an extra column, ordered by it.
     const byParent = new Map<bigint, MutableRecord[]>();
-    const ids = parents.map((p) => p.values.Id as bigint);
+    const ids = parents.map((p) => entityId(p.values));
     const all: MutableRecord[] = [];
     const parentColumn = rowWidth(target);
     for (const row of await tx.rows(this.expansionStatement(nav), [accountId, this.store.dialect.idsParam(ids)])) {
@@ -318,7 +318,7 @@ export class EntityReads {
       list.push(rec);
       all.push(rec);
     }
-    for (const parent of parents) (parent.expanded ??= new Map()).set(node.name, byParent.get(parent.values.Id as bigint) ?? []);
+    for (const parent of parents) (parent.expanded ??= new Map()).set(node.name, byParent.get(entityId(parent.values)) ?? []);
     return all;
   }
 

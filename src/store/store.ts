@@ -13,9 +13,9 @@
 
 import type { EdmType } from '../model/types';
 import type { EdmValue } from '../odata/edm';
-import type { SqlDialect } from './sql/dialect';
+import type { SqlDialect, SqlValue } from './sql/dialect';
 
-export type SqlValue = string | number | bigint | null | Buffer;
+export type { SqlValue };
 
 export interface RunResult {
   readonly changes: number;

@@ -89,6 +89,13 @@ function answerShape(res: HttpResponse, id: string): Json {
 }
 
 /**
+ * What a missing id gets for a method: 404 where the resource takes the method, else 405 (the
+ * method is checked before any row is looked up, so it says nothing about whose row it is).
+ */
+const missingFor = (allowed: boolean): readonly number[] => (allowed ? [404] : [405]);
+const ENTITY_WRITES: Record<EntityTypeDef['access'], readonly string[]> = { catalogue: ['PUT', 'MERGE', 'PATCH', 'DELETE'], updatable: ['PUT', 'MERGE', 'PATCH'], readOnly: [] };
+
+/**
  * Sends the request once naming B's entity and once a never-existing id: both answers must be
  * the same refusal. `missingStatus` pins what a missing id gets, so the comparison is not vacuous.
  */
@@ -263,17 +270,22 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
           await sameAsMissing(`GET ${set}/$links/${name}/$count`, foreign, (id) => call(a, 'GET', `${entity(id)}/$links/${name}/$count`));
           await sameAsMissing(`GET ${set}/${name}(key)`, foreign, (id) => call(a, 'GET', `${entity(id)}/${name}(${ownTarget}L)`));
           await sameAsMissing(`GET ${set}/$links/${name}(key)`, foreign, (id) => call(a, 'GET', `${entity(id)}/$links/${name}(${ownTarget}L)`));
-          await sameAsMissing(`POST ${set}/$links/${name}`, foreign, (id) => call(a, 'POST', `${entity(id)}/$links/${name}`, { body: { uri: `${typeOf(nav.target).setName}(${ownTarget}L)` } }));
-          await sameAsMissing(`POST ${set}/$links/${name} XML`, foreign, (id) =>
-            call(a, 'POST', `${entity(id)}/$links/${name}`, { body: `<uri xmlns="${D_NS}">${live.root}/${typeOf(nav.target).setName}(${ownTarget}L)</uri>` }),
+          const managed = missingFor(nav.relation.kind === 'linkTable' && type.access === 'catalogue');
+          await sameAsMissing(`POST ${set}/$links/${name}`, foreign, (id) => call(a, 'POST', `${entity(id)}/$links/${name}`, { body: { uri: `${typeOf(nav.target).setName}(${ownTarget}L)` } }), managed);
+          await sameAsMissing(
+            `POST ${set}/$links/${name} XML`,
+            foreign,
+            (id) => call(a, 'POST', `${entity(id)}/$links/${name}`, { body: `<uri xmlns="${D_NS}">${live.root}/${typeOf(nav.target).setName}(${ownTarget}L)</uri>` }),
+            managed,
           );
-          await sameAsMissing(`DELETE ${set}/$links/${name}(key)`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/$links/${name}(${ownTarget}L)`));
+          await sameAsMissing(`DELETE ${set}/$links/${name}(key)`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/$links/${name}(${ownTarget}L)`), managed);
           const target = typeOf(nav.target);
           if (CREATE[target.name]) {
             const body = { ...ownForeignKeys(target), ...CREATE[target.name] };
             if (nav.relation.kind === 'reference') delete body[nav.relation.foreignKey];
-            await sameAsMissing(`POST ${set}/${name}`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body }));
-            await sameAsMissing(`POST ${set}/${name} Atom`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body: atomEntry(target, body as Record<string, EntryValue>), atom: true }));
+            const creatable = missingFor(target.access === 'catalogue');
+            await sameAsMissing(`POST ${set}/${name}`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body }), creatable);
+            await sameAsMissing(`POST ${set}/${name} Atom`, foreign, (id) => call(a, 'POST', `${entity(id)}/${name}`, { body: atomEntry(target, body as Record<string, EntryValue>), atom: true }), creatable);
           }
         }
       }
@@ -285,16 +297,18 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
       const body = updateBody(type);
       for (const method of ['PUT', 'MERGE', 'PATCH', 'DELETE']) {
         const init = method === 'DELETE' ? {} : { body };
-        await sameAsMissing(`${method} ${set}`, foreign, (id) => call(a, method, entity(id), init));
-        await sameAsMissing(`POST+X-HTTP-Method ${method} ${set}`, foreign, (id) => call(a, 'POST', entity(id), { ...init, headers: { 'X-HTTP-Method': method } }));
-        await sameAsMissing(`POST+X-HTTP-Method-Override ${method} ${set}`, foreign, (id) => call(a, 'POST', entity(id), { ...init, headers: { 'X-HTTP-Method-Override': method } }));
+        const expected = missingFor(ENTITY_WRITES[type.access].includes(method));
+        await sameAsMissing(`${method} ${set}`, foreign, (id) => call(a, method, entity(id), init), expected);
+        await sameAsMissing(`POST+X-HTTP-Method ${method} ${set}`, foreign, (id) => call(a, 'POST', entity(id), { ...init, headers: { 'X-HTTP-Method': method } }), expected);
+        await sameAsMissing(`POST+X-HTTP-Method-Override ${method} ${set}`, foreign, (id) => call(a, 'POST', entity(id), { ...init, headers: { 'X-HTTP-Method-Override': method } }), expected);
         if (method !== 'DELETE') {
-          await sameAsMissing(`${method} ${set} Atom`, foreign, (id) => call(a, method, entity(id), { body: atomEntry(type, body as Record<string, EntryValue>), atom: true }));
+          await sameAsMissing(`${method} ${set} Atom`, foreign, (id) => call(a, method, entity(id), { body: atomEntry(type, body as Record<string, EntryValue>), atom: true }), expected);
         }
       }
+      // Properties are only read.
       for (const p of type.properties.slice(1, 3)) {
-        await sameAsMissing(`PUT ${set}/${p.name}`, foreign, (id) => call(a, 'PUT', `${entity(id)}/${p.name}`, { body: { [p.name]: null } }));
-        await sameAsMissing(`DELETE ${set}/${p.name}/$value`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/${p.name}/$value`));
+        await sameAsMissing(`PUT ${set}/${p.name}`, foreign, (id) => call(a, 'PUT', `${entity(id)}/${p.name}`, { body: { [p.name]: null } }), [405]);
+        await sameAsMissing(`DELETE ${set}/${p.name}/$value`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/${p.name}/$value`), [405]);
       }
     });
   }
@@ -309,8 +323,9 @@ describe("A's requests that name B's entities in A's own paths and bodies", () =
         for (const name of navNames(nav)) {
           await sameAsMissing(`GET ${type.setName}/${name}(B)`, foreign, (id) => call(a, 'GET', `${own}/${name}(${id}L)`));
           await sameAsMissing(`GET ${type.setName}/${name}(B)/Id`, foreign, (id) => call(a, 'GET', `${own}/${name}(${id}L)/Id`));
-          await sameAsMissing(`MERGE ${type.setName}/${name}(B)`, foreign, (id) => call(a, 'MERGE', `${own}/${name}(${id}L)`, { body: updateBody(typeOf(nav.target)) }));
-          await sameAsMissing(`DELETE ${type.setName}/${name}(B)`, foreign, (id) => call(a, 'DELETE', `${own}/${name}(${id}L)`));
+          const targetWrites = ENTITY_WRITES[typeOf(nav.target).access];
+          await sameAsMissing(`MERGE ${type.setName}/${name}(B)`, foreign, (id) => call(a, 'MERGE', `${own}/${name}(${id}L)`, { body: updateBody(typeOf(nav.target)) }), missingFor(targetWrites.includes('MERGE')));
+          await sameAsMissing(`DELETE ${type.setName}/${name}(B)`, foreign, (id) => call(a, 'DELETE', `${own}/${name}(${id}L)`), missingFor(targetWrites.includes('DELETE')));
           await sameAsMissing(`GET ${type.setName}/$links/${name}(B)`, foreign, (id) => call(a, 'GET', `${own}/$links/${name}(${id}L)`));
           const targetSet = typeOf(nav.target).setName;
           const managed = nav.relation.kind === 'linkTable';

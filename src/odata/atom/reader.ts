@@ -13,12 +13,13 @@
  */
 import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
 
-import { clientSets, findNavigation } from '../../model/define';
+import { clientSets, findNavigation, qualifiedName } from '../../model/define';
 import type { EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
 import { model } from '../../model/catalogue-model';
 import { fromXmlText, ValueError, type EdmValue } from '../edm';
 import type { EntityPayload } from '../entity';
 import { badRequest, ODataError } from '../errors';
+import { quote } from '../quote';
 import { xmlBodyText } from '../xml-body-text';
 
 const ATOM_NS = 'http://www.w3.org/2005/Atom';
@@ -46,7 +47,7 @@ function decode(body: Buffer, charset: string | undefined): string {
 const doctypeError = () => badRequest('XML with a DOCTYPE is not accepted.');
 
 function clip(text: string, max = 40): string {
-  return text.length > max ? text.slice(0, max) + '…' : text;
+  return quote(text, max);
 }
 
 interface Handlers {
@@ -133,10 +134,6 @@ type Frame =
 
 const SKIP: Frame = { k: 'skip' };
 
-function qualified(type: EntityTypeDef): string {
-  return `${model.namespace}.${type.name}`;
-}
-
 /** Resolves `uri` against an xml:base in scope (kept as sent when there is none or it fails). */
 function resolve(uri: string, base: string | undefined): string {
   if (base === undefined) return uri;
@@ -198,7 +195,7 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
       case 'properties': {
         if (uri !== D_NS) return SKIP;
         const prop = type.properties.find((p) => p.name === local);
-        if (!prop) throw badRequest(`The property '${clip(local)}' does not exist on type '${qualified(type)}'.`);
+        if (!prop) throw badRequest(`The property '${clip(local)}' does not exist on type '${qualifiedName(model, type)}'.`);
         // The key and read-only properties are ignored unread: their values never fail a write.
         if (!clientSets(prop)) return SKIP;
         if (values.has(prop.name)) throw badRequest(`The property '${prop.name}' appears more than once.`);
@@ -242,7 +239,7 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
     if (rel === undefined || !rel.startsWith(RELATED_PREFIX)) return SKIP; // edit, self, …
     const name = rel.slice(RELATED_PREFIX.length);
     const nav = findNavigation(type, name);
-    if (!nav) throw badRequest(`The navigation property '${clip(name)}' does not exist on type '${qualified(type)}'.`);
+    if (!nav) throw badRequest(`The navigation property '${clip(name)}' does not exist on type '${qualifiedName(model, type)}'.`);
     return { k: 'link', link: { nav, href: attr(tag, '', 'href'), base, inline: undefined } };
   };
 

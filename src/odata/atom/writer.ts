@@ -9,6 +9,7 @@
  *   atomFeedStart(ctx, …) + records.map((r) => atomEntry(ctx, r)).join('') + atomFeedEnd(…)
  */
 import { model } from '../../model/catalogue-model';
+import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
 import { toXmlText, type EdmValue } from '../edm';
 import { entityPath, type EntityRecord, type WriteContext } from '../entity';
@@ -74,7 +75,7 @@ function typeAttribute(type: EdmType): string {
 function buildTemplate(type: EntityTypeDef): TypeTemplate {
   const key = type.properties.find((p) => p.access === 'key');
   if (!key) throw new Error(`entity type ${type.name} has no key property`);
-  const qualifiedName = `${model.namespace}.${type.name}`;
+  const typeName = qualifiedName(model, type);
   const properties = type.properties.map((def): PropertyTemplate => {
     const tag = `d:${escapeXml(def.name)}`;
     const mType = typeAttribute(def.type);
@@ -103,9 +104,9 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
   });
   return {
     keyName: key.name,
-    qualifiedName,
+    qualifiedName: typeName,
     editOpen: `<link rel="edit" title="${escapeXml(type.name)}" href="`,
-    category: `<category term="${escapeXml(qualifiedName)}" scheme="${SCHEME}" />`,
+    category: `<category term="${escapeXml(typeName)}" scheme="${SCHEME}" />`,
     properties,
     navigations,
     navigationByName,

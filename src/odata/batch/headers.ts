@@ -5,7 +5,7 @@
  * next delimiter, whose line break is the one that would have made the empty line.
  */
 import { badRequest } from '../errors';
-import { echo } from './echo';
+import { quote } from '../quote';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -106,7 +106,7 @@ export function readHeaderBlock(buffer: Buffer, start: number, where: string): H
     if (isBlank(text.charCodeAt(lineStart))) {
       // Obsolete line folding (RFC 7230 3.2.4): the line continues the previous header's value.
       if (lastName === undefined) {
-        throw badRequest(`${where}a header block starts with a continuation line '${echo(text.slice(lineStart, contentEnd))}'.`);
+        throw badRequest(`${where}a header block starts with a continuation line '${quote(text.slice(lineStart, contentEnd))}'.`);
       }
       let pieceStart = lineStart;
       while (pieceStart < valueEnd && isBlank(text.charCodeAt(pieceStart))) pieceStart++;
@@ -124,7 +124,7 @@ export function readHeaderBlock(buffer: Buffer, start: number, where: string): H
       if (code >= 0x41 && code <= 0x5a) hasUpper = true;
     }
     if (nameEnd === lineStart || nameEnd === contentEnd || text.charCodeAt(nameEnd) !== COLON) {
-      throw badRequest(`${where}the header line '${echo(text.slice(lineStart, contentEnd))}' is not 'Name: value'.`);
+      throw badRequest(`${where}the header line '${quote(text.slice(lineStart, contentEnd))}' is not 'Name: value'.`);
     }
     const name = text.slice(lineStart, nameEnd);
     const lowerName = hasUpper ? name.toLowerCase() : name;

@@ -3,7 +3,7 @@
  * parameter (RFC 7231 3.1.1.1, RFC 2046 5.1.1); and the charset parameter of any request body.
  */
 import { badRequest } from '../errors';
-import { echo } from './echo';
+import { quote } from '../quote';
 
 export interface ContentType {
   /** Lower-case `type/subtype`. */
@@ -124,17 +124,17 @@ function scanMediaType(value: string, lowerName: string): { type: string; parame
  */
 export function multipartBoundary(contentType: string, what: string): string {
   const parsed = parseContentType(contentType);
-  if (!parsed) throw badRequest(`The Content-Type '${echo(contentType)}' of the ${what} is not a valid media type.`);
+  if (!parsed) throw badRequest(`The Content-Type '${quote(contentType)}' of the ${what} is not a valid media type.`);
   if (parsed.type !== 'multipart/mixed') {
-    throw badRequest(`The Content-Type of the ${what} must be multipart/mixed, not '${echo(parsed.type)}'.`);
+    throw badRequest(`The Content-Type of the ${what} must be multipart/mixed, not '${quote(parsed.type)}'.`);
   }
   const { boundary } = parsed;
   if (boundary === undefined || boundary === '') {
-    throw badRequest(`The Content-Type '${echo(contentType)}' of the ${what} has no boundary parameter.`);
+    throw badRequest(`The Content-Type '${quote(contentType)}' of the ${what} has no boundary parameter.`);
   }
   if (!BOUNDARY.test(boundary)) {
     throw badRequest(
-      `The boundary '${echo(boundary)}' of the ${what} is not valid: 1 to 70 letters, digits or '()+_,-./:=? characters.`,
+      `The boundary '${quote(boundary)}' of the ${what} is not valid: 1 to 70 letters, digits or '()+_,-./:=? characters.`,
     );
   }
   return boundary;

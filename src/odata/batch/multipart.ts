@@ -12,7 +12,7 @@
  */
 import type { ODataError } from '../errors';
 import { badRequest } from '../errors';
-import { echo } from './echo';
+import { quote } from '../quote';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -45,14 +45,14 @@ export function splitMultipart(body: Buffer, boundary: string, what: string, lim
   const dashBoundary = Buffer.from(`--${boundary}`, 'latin1');
   let delimiter = findDelimiter(body, dashBoundary, 0);
   if (!delimiter) {
-    throw badRequest(`The ${what} contains no delimiter line '--${echo(boundary)}': its boundary does not match its body.`);
+    throw badRequest(`The ${what} contains no delimiter line '--${quote(boundary)}': its boundary does not match its body.`);
   }
   const parts: Buffer[] = [];
   while (!delimiter.close) {
     const contentStart = delimiter.next;
     const following = findDelimiter(body, dashBoundary, contentStart);
     if (!following) {
-      throw badRequest(`The ${what} has no closing delimiter '--${echo(boundary)}--': the body is truncated.`);
+      throw badRequest(`The ${what} has no closing delimiter '--${quote(boundary)}--': the body is truncated.`);
     }
     if (parts.length >= limit.max) throw limit.tooMany();
     parts.push(body.subarray(contentStart, partEnd(body, contentStart, following.start)));

@@ -6,7 +6,7 @@
  * Every problem is a 400 ODataError naming it; nothing else is thrown, whatever the bytes.
  */
 import { badRequest } from '../errors';
-import { echo } from './echo';
+import { quote } from '../quote';
 import { readHeaderBlock } from './headers';
 import { multipartBoundary, parseContentType } from './media-type';
 import { splitMultipart } from './multipart';
@@ -91,7 +91,7 @@ function parseTopLevelPart(raw: Buffer, partNumber: number, limits: BatchLimits)
     }
     if (request.contentId !== undefined) {
       if (contentIds.has(request.contentId)) {
-        throw badRequest(`${operationWhere}the Content-ID '${echo(request.contentId)}' is used twice in the changeset.`);
+        throw badRequest(`${operationWhere}the Content-ID '${quote(request.contentId)}' is used twice in the changeset.`);
       }
       contentIds.add(request.contentId);
     }
@@ -109,7 +109,7 @@ function partKind(headers: ReadonlyMap<string, string>, where: string): PartKind
   const media = parseContentType(contentType);
   if (media?.type === 'application/http') return { kind: 'operation' };
   if (media?.type === 'multipart/mixed') return { kind: 'changeset', contentType };
-  throw badRequest(`${where}the part's Content-Type '${echo(contentType)}' is neither application/http nor multipart/mixed.`);
+  throw badRequest(`${where}the part's Content-Type '${quote(contentType)}' is neither application/http nor multipart/mixed.`);
 }
 
 /** The request of an application/http part, with the Content-ID from either place. */
@@ -121,7 +121,7 @@ function parseOperation(
 ): InnerRequest {
   const encoding = partHeaders.get('content-transfer-encoding');
   if (encoding !== undefined && !IDENTITY_ENCODINGS.has(encoding.toLowerCase())) {
-    throw badRequest(`${where}the Content-Transfer-Encoding '${echo(encoding)}' is not supported; use binary.`);
+    throw badRequest(`${where}the Content-Transfer-Encoding '${quote(encoding)}' is not supported; use binary.`);
   }
   if (!partHeadersTerminated) throw badRequest(`${where}the part's headers are not followed by an empty line and a request.`);
   const request = parseInnerRequest(message, where);
@@ -130,7 +130,7 @@ function parseOperation(
   // Both places at once with different values would make `$n` references ambiguous.
   if (request.contentId !== undefined && request.contentId !== partContentId) {
     throw badRequest(
-      `${where}the part's Content-ID '${echo(partContentId)}' differs from the request's Content-ID '${echo(request.contentId)}'.`,
+      `${where}the part's Content-ID '${quote(partContentId)}' differs from the request's Content-ID '${quote(request.contentId)}'.`,
     );
   }
   return { ...request, contentId: partContentId };

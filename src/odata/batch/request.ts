@@ -4,7 +4,7 @@
  * already cut it at the delimiter); an inner Content-Length is kept as a header but never used.
  */
 import { badRequest } from '../errors';
-import { echo } from './echo';
+import { quote } from '../quote';
 import { readHeaderBlock, readRequestLine } from './headers';
 
 /** The methods an inner request may use; PATCH is an alias of MERGE (SAP's clients send it). */
@@ -41,15 +41,15 @@ export function parseInnerRequest(message: Buffer, where: string): InnerRequest 
   const requestLine = readRequestLine(message, pos, where);
   const words = requestLine.text.split(WHITESPACE);
   if (words.length !== 3) {
-    throw badRequest(`${where}the request line '${echo(requestLine.text)}' is not 'METHOD target HTTP/1.1'.`);
+    throw badRequest(`${where}the request line '${quote(requestLine.text)}' is not 'METHOD target HTTP/1.1'.`);
   }
   const [methodWord, target, version] = words as [string, string, string];
   if (!HTTP_VERSION.test(version)) {
-    throw badRequest(`${where}the request line '${echo(requestLine.text)}' does not end with HTTP/1.1.`);
+    throw badRequest(`${where}the request line '${quote(requestLine.text)}' does not end with HTTP/1.1.`);
   }
   const method = methodWord.toUpperCase();
   if (!BATCH_METHODS.has(method)) {
-    throw badRequest(`${where}the method '${echo(methodWord)}' is not one of ${[...BATCH_METHODS].join(', ')}.`);
+    throw badRequest(`${where}the method '${quote(methodWord)}' is not one of ${[...BATCH_METHODS].join(', ')}.`);
   }
 
   const block = readHeaderBlock(message, requestLine.next, where);

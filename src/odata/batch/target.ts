@@ -9,7 +9,7 @@
  * know the name clients use. Nothing is percent-decoded here; the resource path parser does that.
  */
 import { badRequest } from '../errors';
-import { echo } from './echo';
+import { quote } from '../quote';
 
 export interface ResolvedTarget {
   /** The Content-ID of a `$n` target, without the `$`. */
@@ -25,7 +25,7 @@ const ABSOLUTE_URI = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/]*)/;
 const ROOT_SYSTEM_RESOURCES: ReadonlySet<string> = new Set(['$metadata', '$batch']);
 
 export function resolveTarget(target: string, servicePath: string): ResolvedTarget {
-  if (target.includes('#')) throw badRequest(`The request target '${echo(target)}' must not contain a fragment ('#').`);
+  if (target.includes('#')) throw badRequest(`The request target '${quote(target)}' must not contain a fragment ('#').`);
   const questionMark = target.indexOf('?');
   const pathPart = questionMark === -1 ? target : target.slice(0, questionMark);
   const query = questionMark === -1 ? '' : target.slice(questionMark + 1);
@@ -35,14 +35,14 @@ export function resolveTarget(target: string, servicePath: string): ResolvedTarg
   if (absolute) {
     const scheme = absolute[1]!.toLowerCase();
     if (scheme !== 'http' && scheme !== 'https') {
-      throw badRequest(`The request target '${echo(target)}' is not an http or https URI.`);
+      throw badRequest(`The request target '${quote(target)}' is not an http or https URI.`);
     }
     resolved = { path: belowServicePath(pathPart.slice(absolute[0].length), servicePath, target), query };
   } else if (pathPart.startsWith('/')) {
     resolved = { path: belowServicePath(pathPart, servicePath, target), query };
   } else if (pathPart.startsWith('$') && !ROOT_SYSTEM_RESOURCES.has(firstSegment(pathPart))) {
     const reference = firstSegment(pathPart).slice(1);
-    if (reference === '') throw badRequest(`The request target '${echo(target)}' has a '$' without a Content-ID after it.`);
+    if (reference === '') throw badRequest(`The request target '${quote(target)}' has a '$' without a Content-ID after it.`);
     resolved = { reference, path: pathPart.slice(reference.length + 1), query };
   } else {
     resolved = { path: pathPart === '' ? '' : `/${pathPart}`, query };
@@ -51,7 +51,7 @@ export function resolveTarget(target: string, servicePath: string): ResolvedTarg
   // A client or proxy would resolve dot segments and could leave the service that way; the
   // service does not resolve them, so it refuses them.
   if (resolved.path.split('/').some((segment) => segment === '.' || segment === '..')) {
-    throw badRequest(`The request target '${echo(target)}' contains '.' or '..' segments.`);
+    throw badRequest(`The request target '${quote(target)}' contains '.' or '..' segments.`);
   }
   return resolved;
 }
@@ -67,7 +67,7 @@ function belowServicePath(path: string, servicePath: string, target: string): st
   const prefix = path.slice(0, root.length);
   const rest = path.slice(root.length);
   if (prefix.toLowerCase() !== root.toLowerCase() || (rest !== '' && !rest.startsWith('/'))) {
-    throw badRequest(`The request target '${echo(target)}' is not inside the service ${root || '/'}.`);
+    throw badRequest(`The request target '${quote(target)}' is not inside the service ${root || '/'}.`);
   }
   return rest;
 }

@@ -7,7 +7,7 @@
  * a `convert` node; comparisons need one type family; arithmetic needs numbers; and/or/not need
  * Booleans; the literal null takes the type the other side gives it.
  */
-import { findNavigation, findProperty } from '../../model/define';
+import { findNavigation, findProperty, qualifiedName } from '../../model/define';
 import type { EntityTypeDef, Model, NavigationDef } from '../../model/types';
 import { badRequest } from '../errors';
 import type { BinaryExpr, BinaryOperator, Expr, ExprType, PropertyExpr, UnaryExpr } from './ast';
@@ -33,10 +33,6 @@ const LOGICAL: ReadonlySet<BinaryOperator> = new Set(['and', 'or']);
 export const isNumeric = (type: ExprType): boolean => NUMERIC_RANK[type] !== undefined;
 
 export const isNullLiteral = (e: Expr): boolean => e.kind === 'literal' && e.type === 'Null';
-
-export function qualifiedName(model: Model, type: EntityTypeDef): string {
-  return `${model.namespace}.${type.name}`;
-}
 
 /**
  * `Name`, `Nav/Name`, `Nav/Nav/Name`: a property reached through single-valued navigations.

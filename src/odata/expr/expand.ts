@@ -8,7 +8,7 @@ import { findNavigation, findProperty } from '../../model/define';
 import type { EntityTypeDef, Model, NavigationDef } from '../../model/types';
 import { badRequest } from '../errors';
 import { DEFAULT_EXPAND_LIMITS, type ExpandLimits, type ExpandNode } from './ast';
-import { qualifiedName } from './bind';
+import { qualifiedName } from '../../model/define';
 import { show } from './show';
 
 /** An ExpandNode while the tree is built. */

@@ -8,7 +8,7 @@ import { findNavigation, findProperty } from '../../model/define';
 import type { EntityTypeDef, Model } from '../../model/types';
 import { badRequest } from '../errors';
 import type { ExpandNode } from './ast';
-import { qualifiedName } from './bind';
+import { qualifiedName } from '../../model/define';
 import { show } from './show';
 
 export function parseSelect(model: Model, type: EntityTypeDef, text: string, expand: readonly ExpandNode[]): ReadonlySet<string> {

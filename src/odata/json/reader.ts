@@ -9,12 +9,13 @@
  * and `constructor` are ordinary (unknown) member names.
  */
 import { model } from '../../model/catalogue-model';
-import { clientSets } from '../../model/define';
+import { clientSets, qualifiedName } from '../../model/define';
 import type { EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
 import { isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { fromJson, JsonNumberText, ValueError, type EdmValue } from '../edm';
 import type { EntityPayload } from '../entity';
 import { badRequest, ODataError } from '../errors';
+import { quote } from '../quote';
 
 /** Deepest allowed nesting of objects and arrays in a request body. */
 export const MAX_JSON_DEPTH = 100;
@@ -39,10 +40,10 @@ function readerInfo(type: EntityTypeDef): ReaderInfo {
     const members = new Map<string, Member>();
     for (const property of type.properties) members.set(property.name, { kind: 'property', property });
     for (const navigation of type.navigations) {
-      const member: Member = { kind: 'navigation', navigation, targetType: `${model.namespace}.${navigation.target}` };
+      const member: Member = { kind: 'navigation', navigation, targetType: qualifiedName(model, navigation.target) };
       members.set(navigation.name, member);
     }
-    info = { qualifiedName: `${model.namespace}.${type.name}`, members };
+    info = { qualifiedName: qualifiedName(model, type), members };
     readerCache.set(type, info);
   }
   return info;
@@ -54,7 +55,7 @@ function readerInfo(type: EntityTypeDef): ReaderInfo {
 const utf8 = new TextDecoder('utf-8', { fatal: true }); // ignoreBOM false: a leading BOM is dropped
 
 function clip(text: string, max = 60): string {
-  return text.length > max ? text.slice(0, max) + '…' : text;
+  return quote(text, max);
 }
 
 function isObject(value: unknown): value is JsonObject {

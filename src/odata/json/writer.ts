@@ -11,6 +11,7 @@
  * carries its absolute canonical URI (via its type's entity set, never an alias).
  */
 import { model } from '../../model/catalogue-model';
+import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
 import { toJson, type EdmValue } from '../edm';
 import type { EntityRecord, WriteContext } from '../entity';
@@ -52,7 +53,7 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
   if (info === undefined) {
     info = {
       setPath: `/${type.setName}(`,
-      metadataTail: `L)","type":${JSON.stringify(`${model.namespace}.${type.name}`)}`,
+      metadataTail: `L)","type":${JSON.stringify(qualifiedName(model, type))}`,
       properties: type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` })),
       navigations: type.navigations.map((nav) => {
         const member = `,${JSON.stringify(nav.name)}:`;

@@ -3,6 +3,7 @@
  * system options are a 400, as in WCF Data Services; '+' reads as a space (form decoding).
  */
 import { badRequest } from '../errors';
+import { quote } from '../quote';
 
 export const SYSTEM_QUERY_OPTIONS = [
   '$format',
@@ -30,7 +31,7 @@ function decode(part: string): string {
   try {
     return decodeURIComponent(part.replace(/\+/g, ' '));
   } catch {
-    throw badRequest(`The query string contains malformed percent-encoding near '${part.slice(0, 40)}'.`);
+    throw badRequest(`The query string contains malformed percent-encoding near '${quote(part)}'.`);
   }
 }
 
@@ -45,20 +46,13 @@ export function parseQueryOptions(query: string): QueryOptions {
     const value = eq < 0 ? '' : decode(pair.slice(eq + 1));
     if (name.startsWith('$')) {
       if (!known.has(name)) {
-        throw badRequest(`The query parameter '${name}' begins with a system-reserved '$' character but is not recognized.`);
+        throw badRequest(`The query parameter '${quote(name)}' begins with a system-reserved '$' character but is not recognized.`);
       }
-      if (system.has(name as SystemQueryOption)) throw badRequest(`The query parameter '${name}' is given more than once.`);
+      if (system.has(name as SystemQueryOption)) throw badRequest(`The query parameter '${quote(name)}' is given more than once.`);
       system.set(name as SystemQueryOption, value);
     } else if (!custom.has(name)) {
       custom.set(name, value);
     }
   }
   return { system, custom };
-}
-
-/** A 400 for system options the resource does not take (Olingo's per-URI-type whitelist). */
-export function allowOnly(options: QueryOptions, allowed: readonly SystemQueryOption[], resource: string): void {
-  for (const name of options.system.keys()) {
-    if (!allowed.includes(name)) throw badRequest(`The query option '${name}' cannot be applied to ${resource}.`);
-  }
 }

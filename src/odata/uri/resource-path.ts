@@ -10,7 +10,9 @@
 import { findNavigation, findProperty } from '../../model/define';
 import type { EntityTypeDef, Model, NavigationDef, PropertyDef, ServiceOperationDef } from '../../model/types';
 import { parseInt64Text } from '../edm';
-import { badRequest, notFound, type ODataError } from '../errors';
+import { badRequest, type ODataError } from '../errors';
+import { quote } from '../quote';
+import { resourceNotFound } from '../not-found';
 
 /** At most this many segments in one resource path. */
 export const MAX_SEGMENTS = 32;
@@ -90,7 +92,7 @@ export function parseResourcePath(model: Model, rest: string): ResourcePath {
   if (operation) {
     if (first.predicate !== undefined && first.predicate.trim() !== '') {
       throw badRequest(
-        `The segment '${show(first.text)}' is a service operation: it takes its parameters in the query string, not in parentheses.`,
+        `The segment '${quote(first.text)}' is a service operation: it takes its parameters in the query string, not in parentheses.`,
       );
     }
     nothingAfter(segments, 0);
@@ -124,20 +126,20 @@ export function parseResourcePath(model: Model, rest: string): ResourcePath {
         return resource({ kind: 'count' });
       }
       throw badRequest(
-        `The segment '${show(segment.text)}' cannot navigate from a collection; address one entity with a key ` +
-          `(the segment '${show(previous.text)}' refers to a collection, so only $count may follow it).`,
+        `The segment '${quote(segment.text)}' cannot navigate from a collection; address one entity with a key ` +
+          `(the segment '${quote(previous.text)}' refers to a collection, so only $count may follow it).`,
       );
     }
 
     switch (segment.name) {
       case '$count':
         throw badRequest(
-          `The segment '${show(segment.text)}' cannot follow the single entity '${show(previous.text)}': ` +
+          `The segment '${quote(segment.text)}' cannot follow the single entity '${quote(previous.text)}': ` +
             'counting one entity is not supported; $count follows a collection.',
         );
       case '$value':
         throw badRequest(
-          `The segment '${show(segment.text)}' cannot follow the entity '${show(previous.text)}': ` +
+          `The segment '${quote(segment.text)}' cannot follow the entity '${quote(previous.text)}': ` +
             'entities here have no media resource; $value follows a property.',
         );
       case '$links':
@@ -151,7 +153,7 @@ export function parseResourcePath(model: Model, rest: string): ResourcePath {
       if (next === undefined) return resource({ kind: 'property', property, rawValue: false });
       if (next.name !== '$value') {
         throw badRequest(
-          `The segment '${show(next.text)}' cannot follow the property '${show(segment.text)}'; only $value may.`,
+          `The segment '${quote(next.text)}' cannot follow the property '${quote(segment.text)}'; only $value may.`,
         );
       }
       noParentheses(next);
@@ -175,7 +177,7 @@ export function parseResourcePath(model: Model, rest: string): ResourcePath {
 function stepKey(segment: Segment, navigation: NavigationDef, target: EntityTypeDef, what: 'navigation' | 'link'): bigint | undefined {
   if (navigation.many) return keyOf(segment, target);
   if (segment.predicate !== undefined) {
-    throw badRequest(`The segment '${show(segment.text)}' is a ${what} to a single entity: it takes no key predicate or parentheses.`);
+    throw badRequest(`The segment '${quote(segment.text)}' is a ${what} to a single entity: it takes no key predicate or parentheses.`);
   }
   return undefined;
 }
@@ -193,7 +195,7 @@ function readLinks(model: Model, segments: readonly Segment[], at: number, type:
   if (!navigation || !target) {
     if (findProperty(type, segment.name) || segment.name.startsWith('$')) {
       throw badRequest(
-        `The segment '${show(segment.text)}' is not a navigation property of ${type.name}; '$links' must be followed by one.`,
+        `The segment '${quote(segment.text)}' is not a navigation property of ${type.name}; '$links' must be followed by one.`,
       );
     }
     throw resourceNotFound(segment.name);
@@ -204,7 +206,7 @@ function readLinks(model: Model, segments: readonly Segment[], at: number, type:
   if (after !== undefined) {
     if (after.name !== '$count' || !navigation.many || key !== undefined) {
       throw badRequest(
-        `The segment '${show(after.text)}' cannot follow '${show(segment.text)}' in a $links path; ` +
+        `The segment '${quote(after.text)}' cannot follow '${quote(segment.text)}' in a $links path; ` +
           'only $count may, and only after an unkeyed to-many navigation.',
       );
     }
@@ -222,22 +224,22 @@ function readLinks(model: Model, segments: readonly Segment[], at: number, type:
 function keyOf(segment: Segment, type: EntityTypeDef): bigint | undefined {
   const predicate = segment.predicate;
   if (predicate === undefined) return undefined;
-  const where = `the key predicate of the segment '${show(segment.text)}'`;
+  const where = `the key predicate of the segment '${quote(segment.text)}'`;
   if (predicate.length > MAX_KEY_PREDICATE) {
-    throw badRequest(`The key predicate of the segment '${show(segment.text)}' is longer than ${MAX_KEY_PREDICATE} characters.`);
+    throw badRequest(`The key predicate of the segment '${quote(segment.text)}' is longer than ${MAX_KEY_PREDICATE} characters.`);
   }
   let literal = predicate.trim();
   if (literal === '') return undefined;
   const keyName = type.properties.find((x) => x.access === 'key')?.name ?? 'Id';
   if (literal.includes(',')) {
-    throw badRequest(`The segment '${show(segment.text)}' names more than one key value; ${type.name} has the single key ${keyName}.`);
+    throw badRequest(`The segment '${quote(segment.text)}' names more than one key value; ${type.name} has the single key ${keyName}.`);
   }
   const eq = literal.indexOf('=');
   if (eq >= 0) {
     const name = literal.slice(0, eq).trim();
     if (name !== keyName) {
       throw badRequest(
-        `In ${where}, '${show(name)}' is not the key of ${type.name}; write (42L) or (${keyName}=42L).`,
+        `In ${where}, '${quote(name)}' is not the key of ${type.name}; write (42L) or (${keyName}=42L).`,
       );
     }
     literal = literal.slice(eq + 1).trim();
@@ -246,7 +248,7 @@ function keyOf(segment: Segment, type: EntityTypeDef): bigint | undefined {
   const m = /^(-?)([0-9]+)[Ll]?$/.exec(literal);
   if (!m) {
     throw badRequest(
-      `In ${where}, '${show(literal)}' is not an Int64 key literal; keys are written (42L) or (${keyName}=42L).`,
+      `In ${where}, '${quote(literal)}' is not an Int64 key literal; keys are written (42L) or (${keyName}=42L).`,
     );
   }
   const digits = (m[2] ?? '').replace(/^0+(?=[0-9])/, '');
@@ -254,7 +256,7 @@ function keyOf(segment: Segment, type: EntityTypeDef): bigint | undefined {
     if (digits.length > 19) throw new RangeError();
     return parseInt64Text(`${m[1] ?? ''}${digits}`);
   } catch {
-    throw badRequest(`The key in the segment '${show(segment.text)}' is outside the Int64 range.`);
+    throw badRequest(`The key in the segment '${quote(segment.text)}' is outside the Int64 range.`);
   }
 }
 
@@ -268,7 +270,7 @@ function readSegments(rest: string): Segment[] {
   if (raw.length > MAX_SEGMENTS) {
     throw badRequest(
       `The resource path has ${raw.length} segments, more than the ${MAX_SEGMENTS} allowed; ` +
-        `the segment '${show(raw[MAX_SEGMENTS] ?? '')}' is one too many.`,
+        `the segment '${quote(raw[MAX_SEGMENTS] ?? '')}' is one too many.`,
     );
   }
   const segments: Segment[] = [];
@@ -277,7 +279,7 @@ function readSegments(rest: string): Segment[] {
       const before = segments[segments.length - 1];
       throw badRequest(
         before
-          ? `The resource path has an empty segment after '${show(before.text)}'.`
+          ? `The resource path has an empty segment after '${quote(before.text)}'.`
           : 'The resource path starts with an empty segment.',
       );
     }
@@ -290,7 +292,7 @@ function decodeSegment(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw badRequest(`The resource path segment '${show(segment)}' has malformed percent-encoding.`);
+    throw badRequest(`The resource path segment '${quote(segment)}' has malformed percent-encoding.`);
   }
 }
 
@@ -305,17 +307,17 @@ function splitSegment(text: string): Segment {
   if (!text.endsWith(')') || text.length < open + 2) throw unbalanced(text);
   const predicate = text.slice(open + 1, -1);
   if (name.includes(')') || predicate.includes('(') || predicate.includes(')')) throw unbalanced(text);
-  if (name === '') throw badRequest(`The segment '${show(text)}' has parentheses but no name before them.`);
+  if (name === '') throw badRequest(`The segment '${quote(text)}' has parentheses but no name before them.`);
   return { text, name, predicate };
 }
 
 function unbalanced(text: string): ODataError {
-  return badRequest(`The segment '${show(text)}' has unbalanced or misplaced parentheses.`);
+  return badRequest(`The segment '${quote(text)}' has unbalanced or misplaced parentheses.`);
 }
 
 function noParentheses(segment: Segment): void {
   if (segment.predicate !== undefined) {
-    throw badRequest(`The segment '${show(segment.text)}' takes no key predicate or parentheses.`);
+    throw badRequest(`The segment '${quote(segment.text)}' takes no key predicate or parentheses.`);
   }
 }
 
@@ -324,19 +326,8 @@ function nothingAfter(segments: readonly Segment[], at: number): void {
   const next = segments[at + 1];
   if (next !== undefined) {
     throw badRequest(
-      `The segment '${show(next.text)}' cannot follow '${show(segments[at]?.text ?? '')}', which must be the last segment.`,
+      `The segment '${quote(next.text)}' cannot follow '${quote(segments[at]?.text ?? '')}', which must be the last segment.`,
     );
   }
 }
 
-function resourceNotFound(name: string): ODataError {
-  return notFound(`Resource not found for the segment '${show(name)}'.`);
-}
-
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/** A segment as shown in a message: at most 60 characters, control characters replaced (XML-safe). */
-function show(text: string): string {
-  const chars = Array.from(text.replace(UNPRINTABLE, '\uFFFD'));
-  return chars.length > 60 ? chars.slice(0, 60).join('') + '…' : chars.join('');
-}

@@ -19,7 +19,9 @@
  * - year/month/day/hour/minute/second of a UTC DateTime; second is whole seconds.
  */
 import type { ArithmeticOperator, ExprType, FunctionName } from '../../odata/expr/ast';
-import type { SqlValue } from '../store';
+
+/** A value as both engines' drivers take it as a parameter. */
+export type SqlValue = string | number | bigint | null | Buffer;
 
 export type NumericType = 'Edm.Int32' | 'Edm.Int64' | 'Edm.Decimal';
 

@@ -15,6 +15,7 @@ import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
 import { sqliteDialect } from './dialect';
 import { registerFunctions } from './functions';
+import { WriterBusyError } from '../errors';
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
@@ -27,6 +28,19 @@ const STATEMENT_CACHE_SIZE = 500;
 
 /** Jobs per shared commit: bounds the latency one commit adds to the first job in it. */
 const MAX_JOBS_PER_COMMIT = 64;
+
+/**
+ * How long a connection waits for a lock another process holds. better-sqlite3 waits
+ * synchronously, so this also bounds how long the event loop stands still; a write that still
+ * finds the lock held fails with WriterBusyError (answered 503 with Retry-After).
+ */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT, …). */
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
 
 /**
  * Transaction control (BEGIN, COMMIT, SAVEPOINT...) as prepared statements of each connection:
@@ -228,7 +242,7 @@ function openConnection(file: string): Database.Database {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // Read the settings back: a build or file system that silently ignores them must not start.
   const journal = String(db.pragma('journal_mode', { simple: true }));
   const synchronous = Number(db.pragma('synchronous', { simple: true }));
@@ -323,7 +337,8 @@ export class SqliteStore implements Store {
     try {
       control(this.writerDb, 'BEGIN IMMEDIATE');
     } catch (error) {
-      for (const job of batch) job.reject(error);
+      const reason = isBusy(error) ? new WriterBusyError(BUSY_TIMEOUT_MS) : error;
+      for (const job of batch) job.reject(reason);
       return;
     }
     for (const job of batch) {
@@ -342,7 +357,8 @@ export class SqliteStore implements Store {
       control(this.writerDb, 'COMMIT');
     } catch (error) {
       if (this.writerDb.inTransaction) control(this.writerDb, 'ROLLBACK');
-      for (const job of batch) job.reject(error);
+      const reason = isBusy(error) ? new WriterBusyError(BUSY_TIMEOUT_MS) : error;
+      for (const job of batch) job.reject(reason);
       return;
     }
     batch.forEach((job, i) => {

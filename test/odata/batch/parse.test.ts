@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { type BatchLimits, type BatchRequestPart, DEFAULT_BATCH_LIMITS, parseBatchRequest } from '../../../src/odata/batch';
-import { ECHO_LIMIT } from '../../../src/odata/batch/echo';
+import { QUOTE_LIMIT } from '../../../src/odata/quote';
 import { MAX_HEADER_BYTES } from '../../../src/odata/batch/headers';
 import { ODataError } from '../../../src/odata/errors';
 import { changesetPart, httpPart, multipart } from './fixtures';
@@ -257,13 +257,13 @@ test('header blocks and request lines are limited to 16 KiB each, as Node limits
   rejects(() => parse(multipart('batch_b', [httpPart(`GET Products?${'x'.repeat(MAX_HEADER_BYTES)} HTTP/1.1`)])), /the request line is longer than 16384 bytes/);
 });
 
-test('errors quote at most ECHO_LIMIT characters of input, control characters replaced', () => {
+test('errors quote at most QUOTE_LIMIT characters of input, control characters replaced', () => {
   const junk = `\u001b[31m${'x'.repeat(500)}\u0000`;
   const message = rejects(() => parse(multipart('batch_b', [httpPart(`GET ${junk}`)])), /request line/);
   assert.doesNotMatch(message, /[\u0000-\u001f\u007f]/);
   assert.ok(message.includes('\uFFFD[31m'));
   const quoted = /'([^']*)'/.exec(message)?.[1] ?? '';
-  assert.equal(quoted.length, ECHO_LIMIT + 1, 'the cut is marked with an ellipsis');
+  assert.equal(quoted.length, QUOTE_LIMIT + 1, 'the cut is marked with an ellipsis');
   assert.ok(quoted.endsWith('…'));
   assert.ok(message.length < 200);
 });

@@ -1,30 +1,35 @@
 /**
- * A changeset of a $batch: all of its operations or none (odata-v2-reference.md §5.7).
+ * A changeset of a $batch: all of its operations or none, as OData V2 defines it (docs/protocol.md).
  *
- * First everything that needs no database is checked (targets, `$n` references to earlier
- * Content-IDs, query options, version headers, body sizes), so that a changeset that cannot be
- * understood never takes the writer. Then ONE store.write transaction runs the operations in
+ * First every operation is planned without the database (targets, `$n` references to earlier
+ * Content-IDs, methods and query options, version headers, body sizes, and each body read into a
+ * write plan: write-plan.ts), so that a changeset that cannot be understood never takes the
+ * writer, and the writer never waits on parsing. Then ONE store.write transaction runs the operations in
  * document order, each with its own ODataRequest, and renders each answer. If any operation
  * fails, the error is thrown out of the transaction, so that everything rolls back, and the
  * changeset is answered by that operation's error alone. The answers leave only after COMMIT:
  * the batch is answered when store.write has resolved.
  */
-import type { BatchResponsePart, InnerRequest, InnerResponse } from '../odata/batch';
-import { resolveTarget } from '../odata/batch';
-import { echo } from '../odata/batch/echo';
-import { entityPath } from '../odata/entity';
-import { badRequest, methodNotAllowed } from '../odata/errors';
-import { parseResourcePath, type ResourcePath } from '../odata/uri/resource-path';
-import { deletionScope, type DeletionScope } from '../store/cascade';
-import type { SqlExecutor } from '../store/store';
-import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './batch-request';
-import { ChangesetLedger, type EntityRef, linkPair } from './changeset-ledger';
-import type { ODataRequest, ResourcePathOf } from './odata-request';
-import { idempotencyKeyOf, once, requestHash } from './idempotency';
-import { operationInTransaction } from './operations';
-import { BufferedResponder, type Reply } from './responder';
-import { resolve, writeResource } from './resources';
-import { SERVICE_PATH } from './service-root';
+import type { BatchResponsePart, InnerRequest, InnerResponse } from '../../odata/batch';
+import { resolveTarget } from '../../odata/batch';
+import { quote } from '../../odata/quote';
+import { entityId, entityPath } from '../../odata/entity';
+import { badRequest } from '../../odata/errors';
+import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-path';
+import { admitRequest } from '../../odata/uri/uri-kind';
+import { deletionScope, type DeletionScope } from '../../store/cascade';
+import type { SqlExecutor } from '../../store/store';
+import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
+import { ChangesetLedger, type EntityRef, linkPair } from './ledger';
+import type { ODataRequest, ResourcePathOf } from '../request';
+import { idempotencyKeyOf, once, requestHash } from '../idempotency';
+import { operationInTransaction } from '../operations';
+import { BufferedResponder, type Reply } from '../responder';
+import { resolve } from '../resources';
+import { writeResource } from '../write';
+import { planWrite, type WritePlan } from '../write-plan';
+import type { EntityTypeDef } from '../../model/types';
+import { SERVICE_PATH } from '../request';
 
 /** A path into the entity sets (not an operation, $metadata, …). */
 type SetPath = ResourcePathOf<'resource'>;
@@ -48,6 +53,10 @@ interface PreparedOperation {
   readonly responder: BufferedResponder;
   readonly body: Buffer;
   readonly target: OperationTarget;
+  /** What a write of the entity sets does, read from its body; undefined for a service operation. */
+  readonly plan: WritePlan | undefined;
+  /** The type of the entity a later `$n` naming this operation stands for (none for links and operations). */
+  readonly entityType: EntityTypeDef | undefined;
 }
 
 interface Outcome {
@@ -71,14 +80,16 @@ const NO_CONTENT: Reply = { status: 204 };
 
 export async function runChangeset(caller: BatchCaller, requests: readonly InnerRequest[]): Promise<BatchResponsePart> {
   const prepared: PreparedOperation[] = [];
-  const earlierContentIds = new Set<string>();
+  const earlierContentIds = new Map<string, EntityTypeDef | undefined>();
   for (const inner of requests) {
+    let operation: PreparedOperation;
     try {
-      prepared.push(await prepareOperation(caller, inner, earlierContentIds));
+      operation = await prepareOperation(caller, inner, earlierContentIds);
     } catch (error) {
       return failed(caller, inner, error);
     }
-    if (inner.contentId !== undefined) earlierContentIds.add(inner.contentId);
+    prepared.push(operation);
+    if (inner.contentId !== undefined) earlierContentIds.set(inner.contentId, operation.entityType);
   }
 
   // Nothing to run: no transaction either.
@@ -100,7 +111,8 @@ function failed(caller: BatchCaller, inner: InnerRequest, error: unknown): Batch
   return { kind: 'response', response: errorResponseOf(caller, inner, error) };
 }
 
-async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlierContentIds: ReadonlySet<string>): Promise<PreparedOperation> {
+async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlierContentIds: ReadonlyMap<string, EntityTypeDef | undefined>): Promise<PreparedOperation> {
+  const { model } = caller.app;
   const contentId = echoableContentId(inner);
   const resolved = resolveTarget(inner.target, SERVICE_PATH);
   const responder = new BufferedResponder();
@@ -108,18 +120,33 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
   // A DELETE's body is ignored, as on its own.
   const body = BODYLESS.has(request.method) ? Buffer.alloc(0) : await request.body();
   let target: OperationTarget;
+  let path: ResourcePath;
   if (resolved.reference === undefined) {
-    target = { kind: 'path', path: parseResourcePath(caller.app.model, resolved.path), rawPath: resolved.path };
+    path = parseResourcePath(model, resolved.path);
+    target = { kind: 'path', path, rawPath: resolved.path };
   } else {
     // resolveTarget only recognises `$n`; that n names an EARLIER operation of THIS changeset is checked here.
     if (!earlierContentIds.has(resolved.reference)) {
       throw badRequest(
-        `The target '${echo(inner.target)}' refers to Content-ID '${echo(resolved.reference)}', which no earlier operation of this changeset carries.`,
+        `The target '${quote(inner.target)}' refers to Content-ID '${quote(resolved.reference)}', which no earlier operation of this changeset carries.`,
       );
     }
+    const type = earlierContentIds.get(resolved.reference);
+    if (type === undefined) throw standsForNoEntity(resolved.reference);
+    // n's entity is not known yet, its type is: the rest of the path is read against that type.
+    path = parseResourcePath(model, `/${entityPath(type, 0n)}${resolved.path}`);
     target = { kind: 'reference', contentId: resolved.reference, rest: resolved.path };
   }
-  return { inner, contentId, request, responder, body, target };
+  admitRequest(model, path, request.method, request.options);
+  // The framing refuses a GET in a changeset; a HEAD is as much a read.
+  if (request.method === 'HEAD') throw badRequest('A HEAD request may not be inside a changeset; send it as a part of its own.');
+  const plan = path.kind === 'resource' ? planWrite(request, path, body) : undefined;
+  const entityType = plan?.kind === 'create' || plan?.kind === 'update' || plan?.kind === 'delete' ? plan.type : undefined;
+  return { inner, contentId, request, responder, body, target, plan, entityType };
+}
+
+function standsForNoEntity(contentId: string): Error {
+  return badRequest(`'$${quote(contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
 }
 
 /** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
@@ -143,27 +170,28 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
 function locate(caller: BatchCaller, target: OperationTarget, ledger: ChangesetLedger): Located {
   if (target.kind === 'path') return target;
   const entity = ledger.entityOf(target.contentId);
-  if (!entity) {
-    throw badRequest(`'$${echo(target.contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
-  }
+  if (!entity) throw standsForNoEntity(target.contentId);
   const rawPath = `/${entityPath(entity.type, entity.id)}${target.rest}`;
   return { path: parseResourcePath(caller.app.model, rawPath), rawPath };
 }
 
 async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
   const r = operation.request;
+  const plan = operation.plan;
   switch (path.kind) {
     case 'resource':
-      if (r.method === 'DELETE') return deleteInChangeset(r, tx, path, ledger);
-      if (r.method === 'POST') return postOnce(r, tx, path, rawPath, operation.body);
-      return writeResource(r, tx, path, operation.body);
+      if (!plan) throw new Error('a write of the entity sets without a plan');
+      if (r.method === 'DELETE') return deleteInChangeset(r, tx, path, plan, ledger);
+      if (r.method === 'POST') return postOnce(r, tx, path, rawPath, operation.body, plan);
+      return writeResource(r, tx, path, plan);
     case 'operation':
       return { reply: await operationInTransaction(r, tx, path.operation) };
     case 'batch':
       throw badRequest('A $batch request cannot be nested inside a changeset.');
     case 'serviceDocument':
     case 'metadata':
-      throw methodNotAllowed(r.method, ['GET', 'HEAD']);
+      // Admitted for reads only; a changeset holds no reads.
+      throw new Error(`${r.method} of ${path.kind} was admitted`);
   }
 }
 
@@ -172,11 +200,11 @@ async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, ra
  * answer are stored in the changeset's transaction, so they are kept only if the whole changeset
  * is. A replayed create still stands for its entity (named by the replayed Location) for `$n`.
  */
-async function postOnce(r: ODataRequest, tx: SqlExecutor, path: SetPath, rawPath: string, body: Buffer): Promise<Outcome> {
+async function postOnce(r: ODataRequest, tx: SqlExecutor, path: SetPath, rawPath: string, body: Buffer, plan: WritePlan): Promise<Outcome> {
   const key = idempotencyKeyOf(r.header('idempotency-key'));
-  if (key === undefined) return writeResource(r, tx, path, body);
+  if (key === undefined) return writeResource(r, tx, path, plan);
   let written: Outcome | undefined;
-  const reply = await once(tx, r.app.store.codec, r.accountId, key, requestHash(r.method, rawPath, body), r.app.clock.now(), async () => (written = await writeResource(r, tx, path, body)).reply);
+  const reply = await once(tx, r.app.store.codec, r.accountId, key, requestHash(r.method, rawPath, body), r.app.clock.now(), async () => (written = await writeResource(r, tx, path, plan)).reply);
   return { reply, entity: written?.entity ?? entityAt(r, reply.headers?.Location) };
 }
 
@@ -195,7 +223,7 @@ function entityAt(r: ODataRequest, uri: string | undefined): EntityRef | undefin
  * (`Products(1L)/ProductImages(5L)`) of something already gone fails like any missing entity.
  * A DELETE of something that never existed fails too, and rolls the changeset back.
  */
-async function deleteInChangeset(r: ODataRequest, tx: SqlExecutor, path: SetPath, ledger: ChangesetLedger): Promise<Outcome> {
+async function deleteInChangeset(r: ODataRequest, tx: SqlExecutor, path: SetPath, plan: WritePlan, ledger: ChangesetLedger): Promise<Outcome> {
   if (path.key !== undefined && path.steps.length === 0) {
     if (path.target.kind === 'entity' && ledger.wasRemoved(path.set, path.key)) return { reply: NO_CONTENT, entity: { type: path.set, id: path.key } };
     const link = path.target.kind === 'links' && path.target.key !== undefined ? linkPair(path.target.navigation, path.key, path.target.key) : undefined;
@@ -203,7 +231,7 @@ async function deleteInChangeset(r: ODataRequest, tx: SqlExecutor, path: SetPath
   }
   // What the delete will take along must be read before it is gone.
   const scope = path.target.kind === 'entity' ? await scopeOfDelete(r, tx, path) : undefined;
-  const outcome = await writeResource(r, tx, path, Buffer.alloc(0));
+  const outcome = await writeResource(r, tx, path, plan);
   if (scope) ledger.recordDeletion(scope);
   if (path.target.kind === 'links' && path.target.key !== undefined && path.key !== undefined && path.steps.length === 0) {
     const link = linkPair(path.target.navigation, path.key, path.target.key);
@@ -215,5 +243,5 @@ async function deleteInChangeset(r: ODataRequest, tx: SqlExecutor, path: SetPath
 async function scopeOfDelete(r: ODataRequest, tx: SqlExecutor, path: SetPath): Promise<DeletionScope | undefined> {
   const resolved = await resolve(r, tx, path);
   if (resolved.kind !== 'entity') return undefined;
-  return deletionScope(tx, r.app.model, r.accountId, resolved.record.type, resolved.record.values.Id as bigint);
+  return deletionScope(tx, r.app.model, r.accountId, resolved.record.type, entityId(resolved.record.values));
 }

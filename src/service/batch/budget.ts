@@ -4,8 +4,8 @@
  * whole batch is answered, so a hundred GETs of a whole catalogue would otherwise sit in memory
  * at once. A part that would pass the bound is answered with an error instead.
  */
-import { badRequest } from '../odata/errors';
-import { BufferedResponder, type BodyStream, type Reply, type StreamHead } from './responder';
+import { badRequest } from '../../odata/errors';
+import { BufferedResponder, type BodyStream, type Reply, type StreamHead } from '../responder';
 
 export class ResponseBudget {
   private used = 0;

@@ -3,11 +3,12 @@
  * POST /Authentication_JSON_AppService.axd/Login | Logout | IsLoggedIn, answering {"d":…}.
  */
 import { parse as parseCookies } from 'cookie';
-import type { Handler, RequestContext } from '../server/context';
-import { readBody } from '../server/body';
-import { send } from '../server/respond';
+import type { Handler, RequestContext } from './context';
+import { readBody } from './body';
+import { send } from './respond';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
-import type { SessionService } from './sessions';
+import type { SessionService } from '../auth/sessions';
+import { quote } from '../odata/quote';
 
 export const SESSION_COOKIE = '.ASPXAUTH';
 /** Login bodies are tiny; anything bigger is not a login. */
@@ -96,7 +97,7 @@ const actions: Readonly<Record<string, (ctx: RequestContext, options: AuthEndpoi
 export function authEndpointsHandler(options: AuthEndpointOptions): Handler {
   return async (ctx, rest) => {
     const action = actions[rest.replace(/^\//, '').toLowerCase()];
-    if (!action) throw notFound(`The authentication service has no operation '${rest.replace(/^\//, '').slice(0, 60)}'.`);
+    if (!action) throw notFound(`The authentication service has no operation '${quote(rest.replace(/^\//, ''))}'.`);
     if (ctx.req.method !== 'POST') throw methodNotAllowed(ctx.req.method ?? '', ['POST']);
     await action(ctx, options);
   };

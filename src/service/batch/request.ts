@@ -5,15 +5,14 @@
  * error, as one application/http response part.
  */
 import type { Logger } from 'pino';
-import type { App } from './app';
-import type { InnerRequest, InnerResponse } from '../odata/batch';
-import { badRequest, ODataError, type ErrorFormat } from '../odata/errors';
-import { errorFormatOf, readVersionHeaders, type HeaderLookup, type VersionHeaders } from '../odata/negotiate';
-import { parseQueryOptions } from '../odata/uri/query-options';
-import { tooLarge } from './body';
-import type { ODataRequest } from './odata-request';
-import { BufferedResponder, type Responder } from './responder';
-import { errorReply } from './respond';
+import type { App } from '../app';
+import type { InnerRequest, InnerResponse } from '../../odata/batch';
+import { badRequest, ODataError, type ErrorFormat } from '../../odata/errors';
+import { errorFormatOf, readVersionHeaders, type HeaderLookup, type VersionHeaders } from '../../odata/negotiate';
+import { parseQueryOptions } from '../../odata/uri/query-options';
+import { tooLarge, type ODataRequest } from '../request';
+import { BufferedResponder, type Responder } from '../responder';
+import { answerableError, errorReply } from '../error-reply';
 
 /** Who a batch acts for and what every inner request shares with it. */
 export interface BatchCaller {
@@ -113,7 +112,7 @@ export function responseOf(responder: BufferedResponder, contentId: string | und
  * ODataError) is logged and answered as a 500 naming only the batch's request id.
  */
 export function errorResponseOf(caller: BatchCaller, inner: InnerRequest, error: unknown): InnerResponse {
-  if (!(error instanceof ODataError)) caller.log.error({ reqId: caller.requestId, err: error, target: inner.target.slice(0, 200) }, 'batch operation failed');
+  if (!answerableError(error)) caller.log.error({ reqId: caller.requestId, err: error, target: inner.target.slice(0, 200) }, 'batch operation failed');
   const responder = new BufferedResponder();
   responder.send(errorReply(error, errorFormatOfInner(inner), caller.requestId));
   let contentId: string | undefined;

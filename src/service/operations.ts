@@ -1,6 +1,6 @@
 /**
- * Service operations over HTTP (operations-and-protocol.md): the declared method only (405 with
- * Allow otherwise), no system query option but $format, parameters typed from the query string,
+ * Service operations over HTTP (docs/protocol.md): the declared method only (405 with Allow
+ * otherwise, see odata/uri/uri-kind.ts), no system query option but $format, parameters typed from the query string,
  * and the result as a root element named after the operation (XML by default) or
  * {"d":{"<Operation>":value}} (JSON on Accept or $format), negotiated as for properties.
  *
@@ -9,13 +9,11 @@
  * changeset can run an operation among its other writes.
  */
 import type { ServiceOperationDef } from '../model/types';
-import { methodNotAllowed } from '../odata/errors';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { MEDIA, negotiate } from '../odata/negotiate';
 import { parseOperationArguments, type OperationArguments } from '../odata/uri/operation-parameters';
-import { allowOnly } from '../odata/uri/query-options';
 import type { SqlExecutor } from '../store/store';
-import type { ODataRequest } from './odata-request';
+import type { ODataRequest } from './request';
 import type { Reply } from './responder';
 import { responseVersion } from './resources';
 
@@ -25,15 +23,8 @@ interface PreparedCall {
   readonly format: WireFormat;
 }
 
-function allowedMethods(operation: ServiceOperationDef): string[] {
-  return operation.httpMethod === 'GET' ? ['GET', 'HEAD'] : [operation.httpMethod];
-}
-
-/** Everything that can be refused before the database is touched. */
+/** Everything that can be refused before the database is touched (method and options were admitted). */
 function prepare(r: ODataRequest, operation: ServiceOperationDef): PreparedCall {
-  const allowed = allowedMethods(operation);
-  if (!allowed.includes(r.method)) throw methodNotAllowed(r.method, allowed);
-  allowOnly(r.options, ['$format'], `the service operation ${operation.name}`);
   const args = parseOperationArguments(operation, r.options.custom);
   const format = wireFormatFor(negotiate(r.header('accept'), r.options.system.get('$format'), MEDIA.xmlOrJson));
   return { operation, args, format };

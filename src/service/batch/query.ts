@@ -3,21 +3,21 @@
  * snapshot, service operations of method GET included), its answer collected in memory. Whatever
  * goes wrong is this part's error response only.
  */
-import { type BatchResponsePart, type InnerRequest, resolveTarget } from '../odata/batch';
-import { echo } from '../odata/batch/echo';
-import { badRequest } from '../odata/errors';
-import { parseResourcePath } from '../odata/uri/resource-path';
-import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './batch-request';
-import { BudgetedResponder, type ResponseBudget } from './batch-budget';
-import { serveRequest } from './dispatch';
-import { SERVICE_PATH } from './service-root';
+import { type BatchResponsePart, type InnerRequest, resolveTarget } from '../../odata/batch';
+import { quote } from '../../odata/quote';
+import { badRequest } from '../../odata/errors';
+import { parseResourcePath } from '../../odata/uri/resource-path';
+import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
+import { BudgetedResponder, type ResponseBudget } from './budget';
+import { serveRequest } from '../dispatch';
+import { SERVICE_PATH } from '../request';
 
 export async function runQueryPart(caller: BatchCaller, inner: InnerRequest, budget: ResponseBudget): Promise<BatchResponsePart> {
   try {
     const contentId = echoableContentId(inner);
     const target = resolveTarget(inner.target, SERVICE_PATH);
     if (target.reference !== undefined) {
-      throw badRequest(`'$${echo(target.reference)}' refers to an operation of a changeset; a query part stands alone and can refer to none.`);
+      throw badRequest(`'$${quote(target.reference)}' refers to an operation of a changeset; a query part stands alone and can refer to none.`);
     }
     const responder = new BudgetedResponder(budget);
     const request = innerODataRequest(caller, inner, target.query, responder);

@@ -4,26 +4,19 @@
  * request that came over HTTP (publicapi.ts) and for a query part of a $batch (batch-query.ts),
  * so that a GET answers alike in both.
  */
-import { methodNotAllowed } from '../odata/errors';
 import { MEDIA, negotiate } from '../odata/negotiate';
 import { renderServiceDocumentJson, renderServiceDocumentXml } from '../odata/service-document';
-import { allowOnly } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
-import type { ODataRequest } from './odata-request';
+import { admitRequest } from '../odata/uri/uri-kind';
+import type { ODataRequest } from './request';
 import { handleOperation } from './operations';
-import { handleResource, responseVersion } from './resources';
-
-const READ_METHODS = ['GET', 'HEAD'] as const;
+import { readResource, responseVersion } from './resources';
+import { handleWrite } from './write';
 
 /** Every path but $batch, which is a container of requests rather than a resource. */
 export type ServedPath = Exclude<ResourcePath, { kind: 'batch' }>;
 
-function requireRead(method: string): void {
-  if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(method, READ_METHODS);
-}
-
 function serviceDocument(r: ODataRequest): void {
-  allowOnly(r.options, ['$format'], 'the service document');
   const type = negotiate(r.header('accept'), r.options.system.get('$format'), MEDIA.serviceDocument);
   const body = type === 'application/json' ? renderServiceDocumentJson(r.app.model) : renderServiceDocumentXml(r.app.model, r.serviceRoot);
   // The same document in both versions: only its DataServiceVersion header follows the request.
@@ -31,7 +24,6 @@ function serviceDocument(r: ODataRequest): void {
 }
 
 function metadata(r: ODataRequest): void {
-  allowOnly(r.options, ['$format'], '$metadata');
   // $metadata exists only as XML; an explicit $format asking for anything else is refused.
   if (r.options.system.has('$format')) negotiate(undefined, r.options.system.get('$format'), MEDIA.metadata);
   // Always 1.0, whatever the request asks: a $metadata answer's DataServiceVersion must equal the
@@ -41,15 +33,15 @@ function metadata(r: ODataRequest): void {
 
 /** `rawPath` is the path below the service root as sent (an Idempotency-Key covers it). */
 export async function serveRequest(r: ODataRequest, path: ServedPath, rawPath: string): Promise<void> {
+  // Which methods and query options the path takes: decided here, before anything runs.
+  admitRequest(r.app.model, path, r.method, r.options);
   switch (path.kind) {
     case 'serviceDocument':
-      requireRead(r.method);
       return serviceDocument(r);
     case 'metadata':
-      requireRead(r.method);
       return metadata(r);
     case 'resource':
-      return handleResource(r, path, rawPath);
+      return r.method === 'GET' || r.method === 'HEAD' ? readResource(r, path) : handleWrite(r, path, rawPath);
     case 'operation':
       return handleOperation(r, path.operation);
   }

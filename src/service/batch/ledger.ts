@@ -3,14 +3,15 @@
  * - the entity each Content-ID created or changed, which a later `$n` target refers to;
  * - the entities and link-table pairs it removed (directly, or by a delete's cascade).
  *
- * The second list exists for the connector's product deletion (client-compatibility.md "$batch"):
+ * The second list exists for the connector's product deletion: one changeset that deletes the
+ * product's parts (listing each ProductSpecifics DELETE twice) and then the product (docs/protocol.md):
  * the original service (WCF Data Services over Entity Framework) applied a changeset to its
  * context and saved once at the end, so a DELETE of an entity that an earlier operation of the
  * same changeset had deleted still succeeded. Here every operation writes at once, so the ledger
  * remembers what is gone and such a DELETE answers 204 without touching the database.
  */
-import type { EntityTypeDef, LinkTableRelation, NavigationDef } from '../model/types';
-import type { DeletionScope } from '../store/cascade';
+import type { EntityTypeDef, LinkTableRelation, NavigationDef } from '../../model/types';
+import type { DeletionScope } from '../../store/cascade';
 
 export interface EntityRef {
   readonly type: EntityTypeDef;

@@ -3,6 +3,7 @@
  * $batch: its parsed path and options, its headers and body, who it acts for, and where its
  * answer goes.
  */
+import { ODataError } from '../odata/errors';
 import type { VersionHeaders } from '../odata/negotiate';
 import type { QueryOptions } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
@@ -36,4 +37,12 @@ export function bodyMediaTypeOf(r: ODataRequest): string {
 /** The charset parameter of the request body's Content-Type, as sent; undefined without one. */
 export function bodyCharsetOf(r: ODataRequest): string | undefined {
   return charsetOf(r.header('content-type'));
+}
+
+/** Where the OData service answers, below the origin. */
+export const SERVICE_PATH = '/publicapi/v1/api.svc';
+
+/** A body above the limit: the same answer over HTTP and inside a $batch. */
+export function tooLarge(limit: number): ODataError {
+  return new ODataError(413, `The request body is larger than the limit of ${limit} bytes.`);
 }

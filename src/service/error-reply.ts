@@ -1,0 +1,41 @@
+/**
+ * The one way an error becomes an answer, over HTTP and inside a $batch alike. An ODataError is
+ * answered as it is; errors of the layers below that are not the client's fault but not ours
+ * either are mapped here (KNOWN_ERRORS); anything else is a fault, answered as a 500 that names
+ * only the request id.
+ */
+import { renderError, ODataError, type ErrorFormat } from '../odata/errors';
+import { WriterBusyError } from '../store/errors';
+import type { Reply } from './responder';
+
+/** Seconds a client should wait before sending a write again that found the writer busy. */
+export const BUSY_RETRY_AFTER_S = 5;
+
+/** Errors of the layers below, as the answer they get. */
+const KNOWN_ERRORS: readonly ((error: unknown) => ODataError | undefined)[] = [
+  (error) =>
+    error instanceof WriterBusyError
+      ? new ODataError(503, `The service could not write for ${error.waitedMs} ms because the database was busy; nothing was written. Send the request again in a few seconds.`, '', {
+          'Retry-After': String(BUSY_RETRY_AFTER_S),
+        })
+      : undefined,
+];
+
+/** The OData error an error is answered with; undefined for a fault. */
+export function answerableError(error: unknown): ODataError | undefined {
+  if (error instanceof ODataError) return error;
+  for (const map of KNOWN_ERRORS) {
+    const mapped = map(error);
+    if (mapped) return mapped;
+  }
+  return undefined;
+}
+
+/** An OData error in the requested format; faults are answered with their request id only. */
+export function errorReply(error: unknown, format: ErrorFormat, requestId: string): Reply {
+  const known = answerableError(error);
+  const status = known ? known.status : 500;
+  const message = known ? known.message : `An internal error occurred. Quote request id ${requestId} when reporting it.`;
+  const rendered = renderError(format, known ? known.code : '', message);
+  return { status, contentType: rendered.contentType, body: rendered.body, headers: known ? known.headers : {} };
+}

@@ -1,0 +1,79 @@
+/**
+ * A write request turned into a plan before any database work, as PostgREST's MutatePlan: what it
+ * does (create, update, delete, add or remove a link), its body read into a payload by its
+ * Content-Type, and its preconditions (If-Match). Everything that can refuse the request on its
+ * own (a malformed body, an unsupported Content-Type, a format or version the answer cannot take)
+ * refuses it here, so that SQLite's single writer never waits on JSON or XML parsing, and a bad
+ * request is answered at once even while another process holds the write lock. The method was
+ * admitted before (odata/uri/uri-kind.ts); the transaction only executes plans (write.ts).
+ */
+import type { EntityTypeDef } from '../model/types';
+import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
+import type { EntityPayload } from '../odata/entity';
+import { badRequest, ODataError } from '../odata/errors';
+import { readJsonEntity, readJsonLink } from '../odata/json/reader';
+import { addressedType, uriKindOf } from '../odata/uri/uri-kind';
+import { bodyCharsetOf, bodyMediaTypeOf, type ODataRequest } from './request';
+import { entityFormat, responseVersion, tagsOf, type ResourcePath } from './resources';
+
+/** If-Match: the entity tags the client read; the write goes ahead only if one names the stored version. */
+export type Precondition = { readonly header: string; readonly tags: readonly string[] } | undefined;
+
+export type WritePlan =
+  /** POST to a collection (of a set, or through a navigation of one entity). */
+  | { readonly kind: 'create'; readonly type: EntityTypeDef; readonly payload: EntityPayload }
+  /** PUT replaces, MERGE and PATCH merge. */
+  | { readonly kind: 'update'; readonly type: EntityTypeDef; readonly mode: 'replace' | 'merge'; readonly payload: EntityPayload; readonly ifMatch: Precondition }
+  | { readonly kind: 'delete'; readonly type: EntityTypeDef; readonly ifMatch: Precondition }
+  /** POST to entity/$links/Nav: the body names the entity to link. */
+  | { readonly kind: 'addLink'; readonly uri: string }
+  /** DELETE of entity/$links/Nav(key). */
+  | { readonly kind: 'removeLink'; readonly key: bigint };
+
+/** The plan of an admitted write of `path`; `body` was read before (empty for DELETE). */
+export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): WritePlan {
+  const kind = uriKindOf(path);
+  const type = addressedType(path, r.app.model);
+  if (kind === 'collection' && r.method === 'POST' && type) {
+    // The 201 carries the entity: its format and version are settled before the write.
+    entityFormat(r);
+    responseVersion(r, 1);
+    return { kind: 'create', type, payload: readEntityBody(r, type, body) };
+  }
+  if (kind === 'entity' && type) {
+    const ifMatch = preconditionOf(r);
+    if (r.method === 'DELETE') return { kind: 'delete', type, ifMatch };
+    if (r.method === 'PUT' || r.method === 'MERGE' || r.method === 'PATCH') {
+      return { kind: 'update', type, mode: r.method === 'PUT' ? 'replace' : 'merge', payload: readEntityBody(r, type, body), ifMatch };
+    }
+  }
+  const target = path.target;
+  if (target.kind === 'links') {
+    if (kind === 'links' && r.method === 'POST') return { kind: 'addLink', uri: readLinkBody(r, body) };
+    if (kind === 'link' && r.method === 'DELETE' && target.key !== undefined) return { kind: 'removeLink', key: target.key };
+  }
+  // Admission lets through only the writes above.
+  throw new Error(`${r.method} of a ${kind} was admitted but has no plan`);
+}
+
+function preconditionOf(r: ODataRequest): Precondition {
+  const header = r.header('if-match');
+  return header === undefined ? undefined : { header, tags: tagsOf(header) };
+}
+
+/** The payload of a create or update body, read by its Content-Type. */
+function readEntityBody(r: ODataRequest, type: EntityTypeDef, body: Buffer): EntityPayload {
+  const contentType = bodyMediaTypeOf(r);
+  if (contentType === 'application/json') return readJsonEntity(type, body);
+  if (contentType === 'application/atom+xml' || contentType === 'application/xml' || contentType === 'text/xml') return readAtomEntry(type, body, bodyCharsetOf(r));
+  if (contentType === '') throw badRequest('The request body needs a Content-Type: application/json or application/atom+xml.');
+  throw new ODataError(415, `The Content-Type '${contentType}' is not supported for entities: use application/json or application/atom+xml.`);
+}
+
+function readLinkBody(r: ODataRequest, body: Buffer): string {
+  const contentType = bodyMediaTypeOf(r);
+  if (contentType === 'application/json') return readJsonLink(body);
+  if (contentType === 'application/xml' || contentType === 'text/xml' || contentType === 'application/atom+xml') return readXmlLink(body, bodyCharsetOf(r));
+  if (contentType === '') throw badRequest('The link body needs a Content-Type: application/json or application/xml.');
+  throw new ODataError(415, `The Content-Type '${contentType}' is not supported for links: use application/json or application/xml.`);
+}
