@@ -9,12 +9,11 @@
  *
  * Needs Debian's postgresql, pgbouncer and haproxy packages (`.ci/run` installs them).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { findPostgresBin, freePort, startCluster, type Cluster } from '../test/support/postgres-cluster';
-import { findPgbouncer, startPgbouncer, type Pgbouncer } from '../test/support/pgbouncer';
+import { findPgbouncer, startPgbouncer, waitForListening, type Pgbouncer } from '../test/support/pgbouncer';
 import { CATALOGUE_BIN, serveProcess, type ServeProcess } from '../test/support/serve-process';
 
 export const DEPLOY_DIR = path.join(__dirname, '..', '..', 'deploy');
@@ -48,26 +47,6 @@ function pgbouncerSettings(): Record<string, string> {
     if (section === 'pgbouncer' && m && !local.has(m[1]!)) settings[m[1]!] = m[2]!;
   }
   return settings;
-}
-
-function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  return new Promise((resolve, reject) => {
-    const attempt = () => {
-      if (child.exitCode !== null) return reject(new Error(`haproxy exited with ${child.exitCode}:\n${output()}`));
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve();
-      });
-      socket.once('error', () => {
-        socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`haproxy did not listen on ${port}:\n${output()}`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
 }
 
 export interface LocalDeployment {
@@ -136,7 +115,7 @@ export async function startLocalDeployment(): Promise<LocalDeployment> {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
     });
-    await waitForPort(frontPort, child, () => out);
+    await waitForListening('haproxy', frontPort, child, () => out);
 
     return {
       origin,

@@ -40,11 +40,12 @@ export interface PgbouncerOptions {
 
 const isRoot = () => process.getuid?.() === 0;
 
-function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {
+/** Resolves once `name` (a child process) accepts connections on 127.0.0.1:port. */
+export function waitForListening(name: string, port: number, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 15_000;
   return new Promise((resolve, reject) => {
     const attempt = () => {
-      if (child.exitCode !== null) return reject(new Error(`pgbouncer exited with ${child.exitCode}:\n${output()}`));
+      if (child.exitCode !== null) return reject(new Error(`${name} exited with ${child.exitCode}:\n${output()}`));
       const socket = net.connect(port, '127.0.0.1');
       socket.once('connect', () => {
         socket.destroy();
@@ -52,7 +53,7 @@ function waitForPort(port: number, child: ChildProcess, output: () => string): P
       });
       socket.once('error', () => {
         socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`pgbouncer did not listen on ${port}:\n${output()}`));
+        if (Date.now() > deadline) reject(new Error(`${name} did not listen on ${port}:\n${output()}`));
         else setTimeout(attempt, 50);
       });
     };
@@ -114,7 +115,7 @@ export async function startPgbouncer(options: PgbouncerOptions): Promise<Pgbounc
     }
   };
   try {
-    await waitForPort(port, child, log);
+    await waitForListening('pgbouncer', port, child, log);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
