@@ -15,6 +15,7 @@
  * the id sequences on is the owner's right; otherwise the role of --to, which then owns the tables.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { model } from '../model/catalogue-model';
@@ -163,6 +164,8 @@ export interface CopyOptions {
 export async function copyDatabase(options: CopyOptions): Promise<TableCopy[]> {
   if (!/^(sqlite|file):/i.test(options.from)) throw new CopyError(`--from must name a SQLite database (sqlite:FILE), not '${options.from}'`);
   if (!isPostgresUrl(options.to)) throw new CopyError(`--to must be a PostgreSQL URL (postgres://…), not '${options.to}'`);
+  // Opening a missing file would create an empty database and copy nothing.
+  if (!fs.existsSync(sqliteFileOf(options.from))) throw new CopyError(`There is no SQLite database at ${sqliteFileOf(options.from)}`);
   const schema = buildSchema(model);
   const tables = postgresTables(schema);
 

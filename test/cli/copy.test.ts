@@ -148,6 +148,16 @@ describe('catalogue copy from SQLite to PostgreSQL', { skip: testEngine !== 'pos
     });
   });
 
+  test('a source that does not exist, or a target that is not PostgreSQL, is refused plainly', async () => {
+    const empty = await freshDatabase();
+    const missing = copy(`sqlite:${source.file}.missing`, empty);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /no SQLite database at/);
+    const notPostgres = spawnSync(process.execPath, [CATALOGUE_BIN, 'copy', '--from', source.url, '--to', source.url], { encoding: 'utf8' });
+    assert.equal(notPostgres.status, 2);
+    assert.match(notPostgres.stderr, /--to must be a PostgreSQL URL/);
+  });
+
   test('a second copy into the database, now full, is refused and changes nothing', () => {
     const again = copy(source.url, target);
     assert.equal(again.status, 2, again.stdout);
