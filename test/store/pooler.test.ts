@@ -17,6 +17,7 @@ import { findPgbouncer, startPgbouncer, type Pgbouncer } from '../support/pgboun
 import { seedCatalogue } from '../support/catalogue-seed';
 import { batchBody, changesetAnswers, changesetPart, client, jsonOperation, postBatch, readBatchAnswer } from '../batch/support';
 import { FETCH_ROWS } from '../../src/store/postgres/executor';
+import { openStore } from '../../src/store/open';
 
 // Under REQUIRE_POSTGRES=1 (CI) a missing pgbouncer fails the suite instead of skipping it.
 const skip =
@@ -131,6 +132,23 @@ describe('through pgbouncer in transaction pooling mode', { skip }, () => {
       }
     } finally {
       await raw.end();
+    }
+  });
+
+  test("a server whose DateStyle the timestamp parser cannot read is refused at start, saying what to set", async () => {
+    const database = await freshDatabase();
+    const owner = new pg.Client({ connectionString: database.ownerUrl ?? database.url });
+    await owner.connect();
+    try {
+      await owner.query(`ALTER DATABASE "${new URL(database.url).pathname.slice(1)}" SET DateStyle = 'SQL, DMY'`);
+    } finally {
+      await owner.end();
+    }
+    const store = openStore(bouncer.through(database.url), { ownerUrl: bouncer.through(database.ownerUrl ?? database.url), preparedStatements: false });
+    try {
+      await assert.rejects(store.migrate(), /DateStyle to be ISO, not 'SQL, DMY'.*ALTER ROLE/s);
+    } finally {
+      await store.close();
     }
   });
 });
