@@ -40,7 +40,7 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string;
-  /** PostgreSQL only: owner role for migrations, pool size, statement timeout. */
+  /** PostgreSQL only: owner role for migrations, pool size, statement timeout, prepared statements. */
   readonly database: DatabaseOptions;
   readonly logLevel: string;
   /** Create and print a demo account when the database has no account. */
@@ -110,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
       ownerUrl: env.DATABASE_OWNER_URL || undefined,
       poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
       statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+      preparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
     },
     logLevel: env.LOG_LEVEL || 'info',
     demoAccount: flag(env, 'DEMO_ACCOUNT', true),

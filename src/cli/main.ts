@@ -1,6 +1,6 @@
 /**
  * The `catalogue` command: serve, migrate, account create, token create, token revoke, platform
- * import, demo.
+ * import, demo, copy.
  * Argument parsing is node:util's parseArgs; every command reads the same configuration as
  * the server (DATABASE_URL and friends).
  */
@@ -14,6 +14,7 @@ import { fillDemoAccount, importPlatformFile } from './platform-commands';
 import { DocumentFileError } from '../platform/document-file';
 import { DemoDataExistsError } from '../platform/demo';
 import { serveWorkers } from './workers';
+import { CopyError, copyDatabase } from '../store/copy';
 
 const USAGE = `Usage: catalogue <command>
 
@@ -26,6 +27,8 @@ Commands:
   token revoke --token TOKEN                    revoke a SubscriptionToken
   platform import FILE --user NAME              deliver the platform documents in FILE (JSON, JSON array or NDJSON) to an account
   demo --user NAME                              fill an account with demonstration products, listings and orders
+  copy --from sqlite:FILE --to postgres://…     copy a whole SQLite database into an empty PostgreSQL database,
+                                                then verify the row count and a content hash of every table
 
 Configuration comes from the environment (PORT, HOST, DATABASE_URL, …): see the README.`;
 
@@ -126,6 +129,12 @@ async function run(argv: string[]): Promise<void> {
       process.stdout.write(JSON.stringify(await withStore((store) => fillDemoAccount(store, o.user!))) + '\n');
       return;
     }
+    case 'copy': {
+      const [o] = options(args, ['from', 'to']);
+      const config = loadConfig();
+      for (const table of await copyDatabase({ from: o.from!, to: o.to!, database: config.database })) process.stdout.write(JSON.stringify(table) + '\n');
+      return;
+    }
     case undefined:
     case 'help':
     case '--help':
@@ -137,7 +146,7 @@ async function run(argv: string[]): Promise<void> {
 }
 
 /** Errors the user can act on are printed plainly; anything else is a fault with its stack. */
-const userErrors = [UsageError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError];
+const userErrors = [UsageError, CopyError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError];
 
 export function main(argv: string[]): void {
   run(argv).catch((error: unknown) => {

@@ -18,6 +18,8 @@ export interface DatabaseOptions {
   readonly poolSize?: number;
   /** Server-side limit on one statement, 0 for none (DATABASE_STATEMENT_TIMEOUT_MS). */
   readonly statementTimeoutMs?: number;
+  /** Named prepared statements per connection; false behind a transaction-mode pooler (DATABASE_PREPARED_STATEMENTS). */
+  readonly preparedStatements?: boolean;
 }
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);

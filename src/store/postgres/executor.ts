@@ -1,6 +1,8 @@
 /**
  * Statements on one pooled connection, as the Store's SqlExecutor: `?` placeholders numbered,
- * every statement named and prepared once per connection, and streamed reads through a cursor
+ * every statement named and prepared once per connection (or, behind a transaction-mode pooler,
+ * sent unnamed: the pooler may hand the next statement to another server connection, where a
+ * name prepared here would not exist), and streamed reads through a cursor
  * declared in the transaction (DECLARE … CURSOR / FETCH), so that other statements can run on
  * the same connection between two pages (the expansions of a streamed feed do exactly that).
  * A protocol-level portal (pg-cursor) would hold the connection until the stream ends.
@@ -18,16 +20,19 @@ export class ConnectionExecutor implements SqlExecutor {
 
   constructor(
     private readonly client: ClientBase,
-    private readonly statements: StatementCache,
+    /** This connection's named statements, or undefined to send every statement unnamed. */
+    private readonly statements: StatementCache | undefined,
     /** Whether statements run inside a transaction (a cursor needs one). */
     private readonly inTransaction: boolean,
   ) {}
 
   query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
     if (this.ended) return Promise.reject(new Error('The transaction has ended; its executor cannot run statements'));
+    const rowMode = asArrays ? { rowMode: 'array' } : {};
     const p = prepared(sql);
+    if (!this.statements) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
     this.statements.use(p);
-    return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...(asArrays ? { rowMode: 'array' } : {}) });
+    return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...rowMode });
   }
 
   async rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {

@@ -30,6 +30,12 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Longest a statement may run before the server cancels it (0: no limit). */
   readonly statementTimeoutMs?: number;
+  /**
+   * Named statements prepared per connection (the default). False serves through a pooler in
+   * transaction mode (pgbouncer): statements go unnamed, and the session settings travel with
+   * each transaction instead of the connection's startup (see sessionSettings).
+   */
+  readonly preparedStatements?: boolean;
 }
 
 /** Longest wait for a pooled connection when all are busy. */
@@ -41,6 +47,10 @@ const STATEMENTS_PER_CONNECTION = 300;
 const SET_TENANT = `SELECT set_config('${TENANT_SETTING}', ?, true)`;
 /** Sets the tenant and waits for the account's write lock, in one round trip. */
 const SET_TENANT_AND_LOCK = `SELECT set_config('${TENANT_SETTING}', ?, true), pg_advisory_xact_lock(CAST(? AS bigint))`;
+/** A directory transaction sets no tenant; behind a pooler it sets the session settings alone. */
+const SET_NOTHING = `SELECT 1`;
+
+const behindPooler = (options: PostgresOptions) => options.preparedStatements === false;
 
 function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig {
   return {
@@ -48,12 +58,28 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
     max: options.poolSize ?? 10,
     // A request that waits this long for a free connection fails (500) instead of hanging.
     connectionTimeoutMillis: POOL_WAIT_MS,
-    // ISO dates in UTC: the timestamp parser (./values.ts) reads exactly that.
-    options: '-c datestyle=ISO,MDY -c timezone=UTC',
     application_name: 'catalogue-service',
-    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    // ISO dates in UTC: the timestamp parser (./values.ts) reads exactly that. A pooler refuses
+    // these startup parameters (pgbouncer: "unsupported startup parameter"), and would not keep
+    // them anyway: behind one they are set per transaction (sessionSettings).
+    ...(behindPooler(options)
+      ? {}
+      : { options: '-c datestyle=ISO,MDY -c timezone=UTC', ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}) }),
     types: pgTypeParsers,
   };
+}
+
+/**
+ * Behind a transaction-mode pooler a session setting would stay on whichever server connection
+ * ran it, for the next client of that connection, and this client's next transaction may run on
+ * another. So every transaction sets what the connection's startup sets otherwise, locally
+ * (set_config(…, true) ends with the transaction), in the statement that sets the tenant.
+ * Directory statements outside a transaction read timestamps in the server's DateStyle, which
+ * the start checks (checkServerDateStyle).
+ */
+function sessionSettings(options: PostgresOptions): string {
+  if (!behindPooler(options)) return '';
+  return `, set_config('DateStyle', 'ISO, MDY', true), set_config('TimeZone', 'UTC', true), set_config('statement_timeout', '${options.statementTimeoutMs ?? 0}', true)`;
 }
 
 export class PostgresStore implements Store {
@@ -63,12 +89,15 @@ export class PostgresStore implements Store {
   readonly directory: SqlExecutor;
   private readonly pool: pg.Pool;
   private readonly caches = new WeakMap<pg.PoolClient, StatementCache>();
+  /** What every transaction sets besides the tenant ('' unless behind a pooler). */
+  private readonly settings: string;
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
+    this.settings = sessionSettings(options);
     // An idle connection that the server drops (restart, admin) reports here; the pool discards
     // it and opens a new one when needed. Without a listener the process would exit.
     this.pool.on('error', () => undefined);
@@ -79,6 +108,7 @@ export class PostgresStore implements Store {
     const appRole = await reachable(this.options.url, () =>
       this.withConnection(async (client) => (await client.query<{ role: string }>('SELECT current_user AS role')).rows[0]!.role),
     );
+    if (behindPooler(this.options)) await this.checkServerDateStyle();
     if (!this.options.ownerUrl) {
       try {
         return await this.withConnection((client) => migratePostgres(client, this.options.tables, undefined));
@@ -100,16 +130,30 @@ export class PostgresStore implements Store {
     }
   }
 
+  /**
+   * Behind a pooler, statements outside a transaction read timestamps in the server's DateStyle
+   * (the connection cannot set its own): refuse to start on one the timestamp parser cannot read.
+   */
+  private async checkServerDateStyle(): Promise<void> {
+    const style = await this.withConnection(async (client) => (await client.query<{ DateStyle: string }>('SHOW DateStyle')).rows[0]!.DateStyle);
+    if (!/^ISO\b/i.test(style)) {
+      throw new ConfigurationError(
+        `DATABASE_PREPARED_STATEMENTS=false (behind a pooler) needs the server's DateStyle to be ISO, not '${style}': ` +
+          `ALTER ROLE <app role> SET DateStyle = 'ISO, MDY' (or set datestyle in postgresql.conf).`,
+      );
+    }
+  }
+
   read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT, [String(accountId)], fn);
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT + this.settings, [String(accountId)], fn);
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', SET_TENANT_AND_LOCK, [String(accountId), accountId], fn);
+    return this.transaction('BEGIN', SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId], fn);
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', undefined, [], fn);
+    return this.transaction('BEGIN', this.settings ? SET_NOTHING + this.settings : undefined, [], fn);
   }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
@@ -119,17 +163,17 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One pooled connection for fn, counted as in flight. It goes back to the pool with evicted
-   * statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
+   * One pooled connection for fn, counted as in flight, with its named statements (none behind a
+   * pooler). It goes back to the pool with evicted statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
    * discards a connection that the server or the network dropped).
    */
-  async withConnection<T>(fn: (client: pg.PoolClient, statements: StatementCache, discard: (why: Error) => void) => Promise<T>): Promise<T> {
+  async withConnection<T>(fn: (client: pg.PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>): Promise<T> {
     if (this.closing) throw new Error('The store is closed');
     this.inFlight++;
     try {
       const client = await this.pool.connect();
       let cache = this.caches.get(client);
-      if (!cache) {
+      if (!cache && !behindPooler(this.options)) {
         cache = new StatementCache(STATEMENTS_PER_CONNECTION);
         this.caches.set(client, cache);
       }
@@ -141,7 +185,7 @@ export class PostgresStore implements Store {
       try {
         return await fn(client, cache, dropped);
       } finally {
-        if (!broken) await cache.deallocateEvicted(client).catch(dropped);
+        if (!broken && cache) await cache.deallocateEvicted(client).catch(dropped);
         client.off('error', dropped);
         client.release(broken);
       }
