@@ -1,7 +1,7 @@
 /**
  * The console's only static files, kept in the code so the service serves them from memory with
- * no build step and no file lookup: one style sheet and one small script (login and logout
- * through the authentication service). Their URLs carry a hash of their content, so browsers may
+ * no build step and no file lookup: one style sheet, one small script (login and logout through
+ * the authentication service) and an icon. Their URLs carry a hash of their content, so browsers may
  * keep them for a year and still see a new version at once.
  */
 import { createHash } from 'node:crypto';
@@ -14,17 +14,19 @@ a { color: var(--accent); }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible { outline: 3px solid #f0b400; outline-offset: 2px; }
 .skip { position: absolute; left: -999px; top: 0; background: #fff; padding: .5em 1em; }
 .skip:focus { left: .5em; z-index: 10; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 header.top { background: #142033; color: #fff; padding: .6em 1em; display: flex; flex-wrap: wrap; gap: .4em 1.2em; align-items: center; }
 header.top .brand { font-weight: 700; margin-right: auto; }
 header.top nav ul { list-style: none; display: flex; flex-wrap: wrap; gap: .2em .9em; margin: 0; padding: 0; }
 header.top nav a { color: #dfe7f5; text-decoration: none; padding: .2em .1em; }
 header.top nav a[aria-current="page"] { color: #fff; border-bottom: 2px solid #f0b400; }
-header.top form { margin: 0; }
+header.top form { margin: 0; display: flex; gap: .6em; align-items: center; }
+header.top .who { color: #c9d3e3; }
 main { max-width: 72em; margin: 0 auto; padding: 1em; }
 h1 { font-size: 1.5em; margin: .3em 0 .6em; }
 h2 { font-size: 1.15em; margin: 1.4em 0 .5em; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(10em, 1fr)); gap: .6em; padding: 0; list-style: none; }
-.cards li { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .6em .8em; }
+.cards li { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .6em .8em; overflow-wrap: anywhere; }
 .cards .n { display: block; font-size: 1.4em; font-weight: 700; }
 .table-wrap { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; }
@@ -39,10 +41,10 @@ button { background: var(--accent); border-color: var(--accent); color: #fff; cu
 button.quiet { background: transparent; border-color: #9fb0c9; color: #fff; }
 button.danger { background: var(--bad); border-color: var(--bad); }
 form.stack { display: flex; flex-direction: column; gap: .8em; max-width: 22em; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 1.2em; }
-.thumb { display: inline-flex; align-items: center; justify-content: center; width: 3.2em; height: 3.2em; border-radius: 4px; background: linear-gradient(135deg, #dfe6f2, #c5d0e3); color: #44506a; font-size: .7em; text-align: center; overflow: hidden; }
+.thumb { display: inline-flex; align-items: center; justify-content: center; width: 2.6rem; height: 2.6rem; border-radius: 4px; background: linear-gradient(135deg, #dfe6f2, #c5d0e3); color: #44506a; font-size: .7rem; font-weight: 600; letter-spacing: .04em; text-align: center; overflow: hidden; }
 .pictures { display: flex; flex-wrap: wrap; gap: .6em; list-style: none; padding: 0; }
 .pictures li { width: 9.5em; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4em; font-size: .85em; overflow-wrap: anywhere; }
-.pictures .thumb { width: 100%; height: 6em; font-size: .9em; margin-bottom: .3em; }
+.pictures .thumb { width: 100%; height: 5.5rem; font-size: .85rem; margin-bottom: .3em; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3em 1em; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .8em; margin: 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
@@ -113,6 +115,9 @@ const JS = `
 })();
 `;
 
+/** A small mark for the browser tab (browsers ask for an icon; without one they log a 404). */
+const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#142033"/><path d="M8 11h16v3H8zm0 6h16v3H8z" fill="#f0b400"/></svg>`;
+
 export interface Asset {
   readonly path: string;
   readonly contentType: string;
@@ -127,4 +132,5 @@ function asset(name: string, extension: string, contentType: string, text: strin
 
 export const STYLE = asset('console', 'css', 'text/css; charset=utf-8', CSS);
 export const SCRIPT = asset('console', 'js', 'text/javascript; charset=utf-8', JS);
-export const ASSETS: ReadonlyMap<string, Asset> = new Map([STYLE, SCRIPT].map((a) => [a.path, a]));
+export const FAVICON = asset('icon', 'svg', 'image/svg+xml', ICON);
+export const ASSETS: ReadonlyMap<string, Asset> = new Map([STYLE, SCRIPT, FAVICON].map((a) => [a.path, a]));

@@ -1,5 +1,5 @@
 /** The frame of every console page: head, skip link, navigation with the current page marked, logout. */
-import { SCRIPT, STYLE } from './assets';
+import { FAVICON, SCRIPT, STYLE } from './assets';
 import { html, type Html } from './html';
 
 export const CONSOLE_PATH = '/console';
@@ -21,6 +21,7 @@ function head(title: string): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Seller console</title>
+<link rel="icon" href="${consoleUrl(FAVICON.path)}" type="image/svg+xml">
 <link rel="stylesheet" href="${consoleUrl(STYLE.path)}">
 <script src="${consoleUrl(SCRIPT.path)}" defer></script>
 </head>`;
@@ -45,7 +46,7 @@ ${head(frame.title)}
 ${SECTIONS.map(([key, label, path]) => html`<li><a href="${consoleUrl(path)}"${key === frame.section ? html` aria-current="page"` : ''}>${label}</a></li>`)}
 </ul></nav>
 <form id="logout-form" method="post" action="/Authentication_JSON_AppService.axd/Logout">
-<span class="muted">${frame.userName}</span>
+<span class="who">${frame.userName}</span>
 <button type="submit" class="quiet">Log out</button>
 </form>
 </header>

@@ -4,7 +4,7 @@ import { dateTime, money, text, yesNo } from '../format';
 import { html, type Html } from '../html';
 import { consoleUrl } from '../layout';
 import { expandedList, type ConsoleReads } from '../reads';
-import { pictureList } from './pictures';
+import { pictureLinks, pictureList } from './pictures';
 
 const EXPAND = [
   'ProductImages',
@@ -27,24 +27,30 @@ function specifics(list: readonly EntityRecord[]): Html {
   return facts(list.map((s) => [text(s.values.Name), text(s.values.Value)] as const));
 }
 
-function variationSection(variation: EntityRecord): Html {
+/** Specifics as "Name: value" text, for a table cell. */
+function specificsText(list: readonly EntityRecord[]): string {
+  return list.length === 0 ? '—' : list.map((s) => `${text(s.values.Name)}: ${text(s.values.Value)}`).join(', ');
+}
+
+/** The variations as one table: a row each, headed by its Sku, with its specifics and pictures. */
+function variationTable(variations: readonly EntityRecord[]): Html {
+  return html`<div class="table-wrap"><table>
+<caption class="visually-hidden">Variations</caption>
+<thead><tr><th scope="col">Sku</th><th scope="col">Specifics</th><th scope="col" class="num">Price</th><th scope="col" class="num">Stock</th><th scope="col" class="hide-narrow">EAN</th><th scope="col">Pictures</th></tr></thead>
+<tbody>
+${variations.map((variation) => {
   const v = variation.values;
   const pictures = [...expandedList(variation, 'ProductVariationImages')].sort(byNumber('ImagePosition'));
-  const heading = `Variation ${text(v.Sku)}`;
-  return html`<section class="variation" aria-label="${heading}">
-<h3>${heading}</h3>
-${facts([
-  ['Price', money(v.Price)],
-  ['Stock', text(v.StockAmount)],
-  ['ForeignId', text(v.ForeignId)],
-  ['EAN', text(v.Ean)],
-  ['Last change', dateTime(v.ModificationDate)],
-])}
-<h4>Specifics</h4>
-${specifics(expandedList(variation, 'ProductVariationSpecifics'))}
-<h4>Pictures</h4>
-${pictureList(pictures.map((p) => ({ url: p.values.ImageUrl, caption: `Position ${text(p.values.ImagePosition)}` })), `Pictures of variation ${text(v.Sku)}`)}
-</section>`;
+  return html`<tr>
+<th scope="row">${text(v.Sku)}</th>
+<td>${specificsText(expandedList(variation, 'ProductVariationSpecifics'))}</td>
+<td class="num">${money(v.Price)}</td>
+<td class="num">${text(v.StockAmount)}</td>
+<td class="hide-narrow">${text(v.Ean)}</td>
+<td>${pictureLinks(pictures.map((p) => ({ url: p.values.ImageUrl, caption: `Position ${text(p.values.ImagePosition)}` })))}</td>
+</tr>`;
+})}
+</tbody></table></div>`;
 }
 
 export async function productPage(reads: ConsoleReads, id: bigint): Promise<{ title: string; body: Html } | undefined> {
@@ -52,7 +58,7 @@ export async function productPage(reads: ConsoleReads, id: bigint): Promise<{ ti
   if (!product) return undefined;
   const v = product.values;
   const images = [...expandedList(product, 'ProductImages')].sort(byNumber('Type'));
-  const variations = [...expandedList(product, 'ProductVariations')].sort((a, b) => String(a.values.Sku).localeCompare(String(b.values.Sku)));
+  const variations = [...expandedList(product, 'ProductVariations')].sort(byNumber('Id'));
   const listings = expandedList(product, 'Listings');
   const offers = expandedList(product, 'DiscountOffers');
   const body = html`
@@ -74,7 +80,7 @@ ${pictureList(images.map((p) => ({ url: p.values.ImageUrl, caption: `Type ${text
 <h2>Specifics</h2>
 ${specifics(expandedList(product, 'ProductSpecifics'))}
 <h2>Variations (${variations.length})</h2>
-${variations.length === 0 ? html`<p class="muted">This product has no variations.</p>` : variations.map(variationSection)}
+${variations.length === 0 ? html`<p class="muted">This product has no variations.</p>` : variationTable(variations)}
 <h2>Catalogs</h2>
 ${expandedList(product, 'Catalogs').length === 0 ? html`<p class="muted">In no catalog.</p>` : html`<ul>${expandedList(product, 'Catalogs').map((c) => html`<li>${text(c.values.Name)}</li>`)}</ul>`}
 ${offers.length > 0 ? html`<h2>Strike-through prices</h2><ul>${offers.map((o) => html`<li>${money(o.values.Price)} (type ${text(o.values.Type)})</li>`)}</ul>` : ''}

@@ -78,8 +78,8 @@ ${query.search ? html`<a href="${consoleUrl('/products')}">Clear</a>` : ''}
 </form>
 ${products.length === 0 ? html`<p class="notice">${query.search ? html`No product matches “${query.search}”.` : 'No products yet.'}</p>` : html`
 <div class="table-wrap"><table>
-<caption class="skip">Products${query.search ? html` matching “${query.search}”` : ''}</caption>
-<thead><tr><th scope="col"><span class="skip">Picture</span></th>${sortHeader(query, 'title')}${sortHeader(query, 'foreignid')}${sortHeader(query, 'price', 'num')}${sortHeader(query, 'stock', 'num')}<th scope="col" class="hide-narrow">Catalogs</th></tr></thead>
+<caption class="visually-hidden">Products${query.search ? html` matching “${query.search}”` : ''}</caption>
+<thead><tr><th scope="col"><span class="visually-hidden">Picture</span></th>${sortHeader(query, 'title')}${sortHeader(query, 'foreignid')}${sortHeader(query, 'price', 'num')}${sortHeader(query, 'stock', 'num')}<th scope="col" class="hide-narrow">Catalogs</th></tr></thead>
 <tbody>
 ${products.map((p) => {
   const v = p.values;

@@ -31,7 +31,7 @@ ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ''}
 </form>
 <h2>Your tokens (${live} live)</h2>
 <div class="table-wrap"><table>
-<thead><tr><th scope="col">Token</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="skip">Action</span></th></tr></thead>
+<thead><tr><th scope="col">Token</th><th scope="col">Created</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>
 ${view.tokens.map((t) => {
   const name = `token ${t.tokenHash.slice(0, FINGERPRINT_LENGTH)}…`;
