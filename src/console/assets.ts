@@ -32,6 +32,7 @@ h2 { font-size: 1.15em; margin: 1.4em 0 .5em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .45em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: #eef1f6; font-weight: 600; white-space: nowrap; }
+tbody th { background: transparent; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr:last-child td { border-bottom: 0; }
 form.filters { display: flex; flex-wrap: wrap; gap: .6em 1em; align-items: flex-end; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .8em; margin-bottom: 1em; }
@@ -61,6 +62,10 @@ ul.tree, ul.tree ul { list-style: none; padding-left: 1.2em; }
 ul.tree { padding-left: 0; }
 ul.tree li { margin: .2em 0; }
 .muted { color: var(--muted); }
+.addresses { display: grid; grid-template-columns: repeat(auto-fit, minmax(14em, 1fr)); gap: .6em; }
+.addresses > div { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 0 .8em .8em; }
+.addresses h3 { font-size: 1em; }
+address { font-style: normal; }
 .login { max-width: 24em; margin: 3em auto; }
 @media (max-width: 40em) {
   main { padding: .6em; }

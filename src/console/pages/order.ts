@@ -49,7 +49,7 @@ ${facts([
 <h2>Buyer</h2>
 ${buyer ? facts([['User name', text(buyer.values.BuyerName)], ['E-mail', text(buyer.values.Email)]]) : html`<p class="muted">Unknown.</p>`}
 <h2>Addresses</h2>
-<div class="cards"><div><h3>Billing address</h3>${address(expandedOne(order, 'Address'), 'Billing address')}</div>
+<div class="addresses"><div><h3>Billing address</h3>${address(expandedOne(order, 'Address'), 'Billing address')}</div>
 <div><h3>Shipping address</h3>${expandedOne(order, 'ShippingAddress') ? address(expandedOne(order, 'ShippingAddress'), 'Shipping address') : html`<p class="muted">Same as the billing address.</p>`}</div></div>
 <h2>Items (${items.length})</h2>
 <div class="table-wrap"><table>

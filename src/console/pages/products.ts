@@ -79,7 +79,7 @@ ${query.search ? html`<a href="${consoleUrl('/products')}">Clear</a>` : ''}
 ${products.length === 0 ? html`<p class="notice">${query.search ? html`No product matches “${query.search}”.` : 'No products yet.'}</p>` : html`
 <div class="table-wrap"><table>
 <caption class="visually-hidden">Products${query.search ? html` matching “${query.search}”` : ''}</caption>
-<thead><tr><th scope="col"><span class="visually-hidden">Picture</span></th>${sortHeader(query, 'title')}${sortHeader(query, 'foreignid')}${sortHeader(query, 'price', 'num')}${sortHeader(query, 'stock', 'num')}<th scope="col" class="hide-narrow">Catalogs</th></tr></thead>
+<thead><tr><th scope="col"><span class="visually-hidden">Picture</span></th>${sortHeader(query, 'title')}${sortHeader(query, 'foreignid', 'hide-narrow')}${sortHeader(query, 'price', 'num')}${sortHeader(query, 'stock', 'num')}<th scope="col" class="hide-narrow">Catalogs</th></tr></thead>
 <tbody>
 ${products.map((p) => {
   const v = p.values;
@@ -89,7 +89,7 @@ ${products.map((p) => {
   return html`<tr>
 <td>${thumbnail(images[0]?.values.ImageUrl, text(v.Title))}</td>
 <td><a href="${consoleUrl(`/products/${String(v.Id)}`)}">${text(v.Title)}</a>${variations.length > 0 ? html`<br><span class="muted">${variations.length} variations</span>` : ''}</td>
-<td>${text(v.ForeignId)}</td>
+<td class="hide-narrow">${text(v.ForeignId)}</td>
 <td class="num">${money(v.Price)}</td>
 <td class="num">${text(v.StockAmount)}${variations.length > 0 ? html`<br><span class="muted">${variationStock} in variations</span>` : ''}</td>
 <td class="hide-narrow">${expandedList(p, 'Catalogs').map((c, i) => html`${i > 0 ? ', ' : ''}${text(c.values.Name)}`)}</td>
