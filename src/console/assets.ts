@@ -31,6 +31,7 @@ h2 { font-size: 1.15em; margin: 1.4em 0 .5em; }
 .table-wrap { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .45em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
+td { overflow-wrap: anywhere; }
 th { background: #eef1f6; font-weight: 600; white-space: nowrap; }
 tbody th { background: transparent; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }

@@ -156,7 +156,7 @@ async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Prom
   const params = new URLSearchParams(ctx.query);
   if (rest === '/tokens') return showTokens(ctx, deps, seller, params.get('revoked') === '1' ? { notice: 'The token is revoked.' } : {});
   const target = pageFor(rest, params, deps);
-  if (!target) return notFoundPage(ctx.res, seller, 'This page');
+  if (!target) return problemPage(ctx.res, 404, 'Not found', 'The console has no page at this address.', seller);
   const result = await readAccount(deps, seller.accountId, target.render);
   if (!result) return notFoundPage(ctx.res, seller, target.what);
   sendHtml(ctx.res, 200, page({ title: result.title, section: target.section, userName: seller.userName }, result.body));

@@ -120,6 +120,32 @@ describe('console security', () => {
     assert.deepEqual(answers.map(([, r]) => r.status), [200, 200, 200, 404, 200, 200, 200, 404, 200, 200, 200, 200, 303]);
   });
 
+  test('malformed addresses, parameters and methods answer a page or a clear 4xx, never a fault', async () => {
+    const get = (path: string, method = 'GET') => request(url(path), { method, headers: { Cookie: `.ASPXAUTH=${seller.cookie}` } });
+    const cases: [string, string, number, RegExp][] = [
+      ['GET', `/products?q=${encodeURIComponent("') or true or substringof('")}`, 200, /No product matches/],
+      ['GET', '/products?q=%25%5C_%00', 200, /No product matches/],
+      ['GET', `/products?q=${'x'.repeat(3000)}`, 200, /No product matches/],
+      ['GET', '/products?page=abc&sort=bogus&dir=up', 200, /4 in all/],
+      ['GET', '/products?page=99999', 200, /No products on this page/],
+      ['GET', '/products/abc', 404, /does not exist in your account/],
+      ['GET', '/products/0', 404, /does not exist in your account/],
+      ['GET', '/products/99999999999999999999999', 404, /does not exist in your account/],
+      ['GET', '/orders?from=2026-13-45&to=x&paid=maybe&page=-1', 200, /No order matches/],
+      ['GET', '/orders/1', 404, /does not exist in your account/],
+      ['GET', '/nothing/here', 404, /no page at this address/],
+      ['PUT', '/products', 405, /does not take PUT/],
+      ['POST', '/products', 405, /only shows a page/],
+      ['GET', '/products?%zz=1', 200, /4 in all/],
+    ];
+    for (const [method, path, status, text] of cases) {
+      const res = await get(path, method);
+      assert.equal(res.status, status, `${method} ${path.slice(0, 60)}`);
+      assert.match(res.body, text, `${method} ${path.slice(0, 60)}`);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+    }
+  });
+
   describe('CSRF', () => {
     const tokensPage = () => request(url('/tokens'), { headers: { Cookie: `.ASPXAUTH=${seller.cookie}` } });
     const csrfOf = (body: string) => /name="csrf" value="([^"]+)"/.exec(body)![1]!;

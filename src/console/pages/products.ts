@@ -76,7 +76,7 @@ ${query.descending ? html`<input type="hidden" name="dir" value="desc">` : ''}
 <button type="submit">Search</button>
 ${query.search ? html`<a href="${consoleUrl('/products')}">Clear</a>` : ''}
 </form>
-${products.length === 0 ? html`<p class="notice">${query.search ? html`No product matches “${query.search}”.` : 'No products yet.'}</p>` : html`
+${products.length === 0 ? html`<p class="notice">${total > 0 ? 'No products on this page.' : query.search ? html`No product matches “${query.search}”.` : 'No products yet.'}</p>` : html`
 <div class="table-wrap"><table>
 <caption class="visually-hidden">Products${query.search ? html` matching “${query.search}”` : ''}</caption>
 <thead><tr><th scope="col"><span class="visually-hidden">Picture</span></th>${sortHeader(query, 'title')}${sortHeader(query, 'foreignid', 'hide-narrow')}${sortHeader(query, 'price', 'num')}${sortHeader(query, 'stock', 'num')}<th scope="col" class="hide-narrow">Catalogs</th></tr></thead>
