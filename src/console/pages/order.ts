@@ -53,13 +53,13 @@ ${buyer ? facts([['User name', text(buyer.values.BuyerName)], ['E-mail', text(bu
 <div><h3>Shipping address</h3>${expandedOne(order, 'ShippingAddress') ? address(expandedOne(order, 'ShippingAddress'), 'Shipping address') : html`<p class="muted">Same as the billing address.</p>`}</div></div>
 <h2>Items (${items.length})</h2>
 <div class="table-wrap"><table>
-<thead><tr><th scope="col">Item</th><th scope="col">Sku</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Price</th><th scope="col">Shipped</th><th scope="col" class="hide-narrow">Tracking</th></tr></thead>
+<thead><tr><th scope="col">Item</th><th scope="col" class="hide-narrow">Sku</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Price</th><th scope="col">Shipped</th><th scope="col" class="hide-narrow">Tracking</th></tr></thead>
 <tbody>
 ${items.map((i) => {
   const x = i.values;
   return html`<tr>
 <td>${typeof x.ProductId === 'bigint' ? html`<a href="${consoleUrl(`/products/${String(x.ProductId)}`)}">${text(x.Name)}</a>` : text(x.Name)}<br><span class="muted">${text(x.PlatformItemId)}</span></td>
-<td>${text(x.Sku)}</td>
+<td class="hide-narrow">${text(x.Sku)}</td>
 <td class="num">${text(x.Amount)}</td>
 <td class="num">${money(x.Price, x.CurrencyCode)}</td>
 <td>${x.ShippingStatus === 1 ? html`<span class="badge ok">shipped</span> ${dateTime(x.ShippingDate)}` : html`<span class="badge">no</span>`}</td>
