@@ -90,7 +90,13 @@ type PageResult = { readonly title: string; readonly body: Html } | undefined;
 function pageFor(path: string, params: URLSearchParams, deps: ConsoleDeps): { section: Section; what: string; render: (reads: ConsoleReads) => Promise<PageResult> } | undefined {
   const setNames = [...deps.model.typeByName.keys()];
   if (path === '/') return { section: 'overview', what: 'The page', render: async (r) => ({ title: 'Overview', body: await overviewPage(r, setNames) }) };
-  if (path === '/products') return { section: 'products', what: 'The page', render: async (r) => ({ title: 'Products', body: await productsPage(r, params) }) };
+  if (path === '/products') {
+    const render = async (r: ConsoleReads): Promise<PageResult> => {
+      const body = await productsPage(r, params);
+      return body && { title: 'Products', body };
+    };
+    return { section: 'products', what: `Catalog ${(params.get('catalog') ?? '').slice(0, 40)}`, render };
+  }
   if (path === '/catalogs') return { section: 'catalogs', what: 'The page', render: async (r) => ({ title: 'Catalogs', body: await catalogsPage(r) }) };
   if (path === '/orders') return { section: 'orders', what: 'The page', render: async (r) => ({ title: 'Orders', body: await ordersPage(r, params) }) };
   const entity = /^\/(products|orders)\/([^/]+)$/.exec(path);

@@ -54,8 +54,8 @@ export class ConsoleReads {
   }
 
   /** How many rows the filter selects (paging ignored). */
-  async count(typeName: string, filter?: string): Promise<number> {
-    const plan = this.plan(this.type(typeName), { kind: 'set' }, filter === undefined ? {} : { $filter: filter });
+  async count(typeName: string, filter?: string, source: ReadSource = { kind: 'set' }): Promise<number> {
+    const plan = this.plan(this.type(typeName), source, filter === undefined ? {} : { $filter: filter });
     return Number(await this.deps.reads.count(this.tx, this.accountId, plan, false));
   }
 
@@ -68,6 +68,13 @@ export class ConsoleReads {
   /** The order's history lines, as GetSalesOrderHistory returns them ('' when there are none). */
   orderHistory(orderId: bigint): Promise<string> {
     return orderHistoryText(this.tx, this.deps.entities, this.accountId, orderId);
+  }
+
+  /** Where a navigation of one entity leads (a catalog's products), as a read source. */
+  navigationSource(typeName: string, navigation: string, id: bigint): ReadSource {
+    const nav = this.type(typeName).navigations.find((n) => n.name === navigation);
+    if (!nav) throw new Error(`${typeName} has no navigation ${navigation}`);
+    return { kind: 'navigation', navigation: nav, sourceId: id };
   }
 
   /** How many entities one navigation of an entity leads to (a catalog's products). */

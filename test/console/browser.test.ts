@@ -110,7 +110,7 @@ describe('seller console in a browser', () => {
     await looked('product');
   });
 
-  test('catalogs: a tree of roots and children with their product counts', async () => {
+  test('catalogs: a tree of roots and children with their product counts, each leading to its products', async () => {
     await page.getByRole('link', { name: 'Catalogs', exact: true }).click();
     await page.waitForURL(url('/catalogs'));
     const tree = page.getByRole('list', { name: 'Catalog tree' });
@@ -118,6 +118,11 @@ describe('seller console in a browser', () => {
     const clothing = tree.locator(':scope > li', { hasText: 'Clothing' });
     assert.match((await clothing.locator('li', { hasText: 'Jackets' }).textContent()) ?? '', /Jackets 7 products/);
     await looked('catalogs');
+    await clothing.getByRole('link', { name: 'Jackets' }).click();
+    await page.waitForURL(/\/console\/products\?catalog=\d+$/);
+    await page.getByText('Only the products of the catalog Jackets.').waitFor();
+    assert.equal(await rowsOf(page).count(), 7);
+    for (const catalogs of await page.locator('main tbody tr td:nth-child(6)').allTextContents()) assert.equal(catalogs, 'Jackets');
   });
 
   test('orders: filters by payment and date; an order shows its items, buyer, addresses and history', async () => {

@@ -30,9 +30,14 @@ describe('console tenancy', () => {
 
   const consoleGet = (seller: Seller, path: string) => request(`${live.origin}/console${path}`, { headers: { Cookie: `.ASPXAUTH=${seller.cookie}` } });
 
-  test("B's product and order ids in A's console answer as missing, like ids that exist nowhere", async () => {
+  test("B's product, order and catalog ids in A's console answer as missing, like ids that exist nowhere", async () => {
     const bProducts = await getCollection(live, b, 'Products?$top=3');
     const bOrders = await getCollection(live, b, 'SalesOrders?$top=3');
+    const bCatalog = String((await getCollection(live, b, 'Catalogs?$top=1'))[0]!.Id);
+    assert.match((await consoleGet(b, `/products?catalog=${bCatalog}`)).body, /Only the products of the catalog/);
+    const foreignCatalog = await consoleGet(a, `/products?catalog=${bCatalog}`);
+    assert.equal(foreignCatalog.status, 404);
+    assert.match(foreignCatalog.body, new RegExp(`Catalog ${bCatalog} does not exist in your account`));
     assert.equal(bProducts.length, 3);
     assert.equal(bOrders.length, 3);
     const nowhere = await consoleGet(a, '/products/999999999');

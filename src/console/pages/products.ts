@@ -20,6 +20,8 @@ const MAX_SEARCH = 80;
 
 export interface ProductQuery {
   readonly search: string;
+  /** Only the products of this catalog (its id), when set. */
+  readonly catalog: string | undefined;
   readonly sort: string;
   readonly descending: boolean;
   readonly page: number;
@@ -27,8 +29,10 @@ export interface ProductQuery {
 
 export function productQuery(params: URLSearchParams): ProductQuery {
   const sort = params.get('sort') ?? 'title';
+  const catalog = params.get('catalog') ?? '';
   return {
     search: (params.get('q') ?? '').trim().slice(0, MAX_SEARCH),
+    catalog: /^[1-9]\d{0,17}$/.test(catalog) ? catalog : undefined,
     sort: sort in SORTS ? sort : 'title',
     descending: params.get('dir') === 'desc',
     page: pageNumber(params),
@@ -47,35 +51,44 @@ function sortHeader(query: ProductQuery, key: string, className = ''): Html {
   const active = query.sort === key;
   const params = new URLSearchParams();
   if (query.search) params.set('q', query.search);
+  if (query.catalog) params.set('catalog', query.catalog);
   params.set('sort', key);
   if (active && !query.descending) params.set('dir', 'desc');
   const state = active ? (query.descending ? 'descending' : 'ascending') : 'none';
   return html`<th scope="col" class="${className}" aria-sort="${state}"><a href="${consoleUrl(`/products?${params.toString()}`)}">${label}${active ? (query.descending ? ' ▼' : ' ▲') : ''}</a></th>`;
 }
 
-export async function productsPage(reads: ConsoleReads, params: URLSearchParams): Promise<Html> {
+/** The page, or undefined when it names a catalog the seller does not have. */
+export async function productsPage(reads: ConsoleReads, params: URLSearchParams): Promise<Html | undefined> {
   const query = productQuery(params);
   const filter = searchFilter(query.search);
-  const total = await reads.count('Product', filter);
+  const catalog = query.catalog === undefined ? undefined : await reads.one('Catalog', BigInt(query.catalog));
+  // A catalog of another account (or none) is missing like any other id.
+  if (query.catalog !== undefined && !catalog) return undefined;
+  const source = catalog ? reads.navigationSource('Catalog', 'Products', BigInt(query.catalog!)) : undefined;
+  const total = await reads.count('Product', filter, source);
   const products = await reads.list('Product', {
     ...(filter ? { $filter: filter } : {}),
     $orderby: `${SORTS[query.sort]![0]} ${query.descending ? 'desc' : 'asc'}`,
     $top: String(PAGE_ROWS),
     $skip: String((query.page - 1) * PAGE_ROWS),
     $expand: 'ProductImages,Catalogs,ProductVariations',
-  });
+  }, source);
   const keep = new URLSearchParams();
   if (query.search) keep.set('q', query.search);
+  if (query.catalog) keep.set('catalog', query.catalog);
   keep.set('sort', query.sort);
   if (query.descending) keep.set('dir', 'desc');
   return html`
 <form class="filters" method="get" action="${consoleUrl('/products')}" role="search">
 <label>Search title, ForeignId, EAN or brand<input type="search" name="q" value="${query.search}" maxlength="${MAX_SEARCH}"></label>
 <input type="hidden" name="sort" value="${query.sort}">
+${catalog ? html`<input type="hidden" name="catalog" value="${query.catalog}">` : ''}
 ${query.descending ? html`<input type="hidden" name="dir" value="desc">` : ''}
 <button type="submit">Search</button>
-${query.search ? html`<a href="${consoleUrl('/products')}">Clear</a>` : ''}
+${query.search || catalog ? html`<a href="${consoleUrl('/products')}">Clear</a>` : ''}
 </form>
+${catalog ? html`<p class="notice" role="status">Only the products of the catalog ${text(catalog.values.Name)}.</p>` : ''}
 ${products.length === 0 ? html`<p class="notice">${total > 0 ? 'No products on this page.' : query.search ? html`No product matches “${query.search}”.` : 'No products yet.'}</p>` : html`
 <div class="table-wrap"><table>
 <caption class="visually-hidden">Products${query.search ? html` matching “${query.search}”` : ''}</caption>
