@@ -31,7 +31,8 @@ export function productQuery(params: URLSearchParams): ProductQuery {
   const sort = params.get('sort') ?? 'title';
   const catalog = params.get('catalog') ?? '';
   return {
-    search: (params.get('q') ?? '').trim().slice(0, MAX_SEARCH),
+    // Control characters cannot be typed into a search box, and PostgreSQL refuses a NUL in text.
+    search: (params.get('q') ?? '').replace(/\p{Cc}/gu, '').trim().slice(0, MAX_SEARCH),
     catalog: /^[1-9]\d{0,17}$/.test(catalog) ? catalog : undefined,
     sort: sort in SORTS ? sort : 'title',
     descending: params.get('dir') === 'desc',
