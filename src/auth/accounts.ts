@@ -6,7 +6,17 @@
 import type { Clock } from '../clock';
 import type { Store } from '../store/store';
 import { isWellFormedSubscriptionToken, newSubscriptionToken, subscriptionTokenHash } from './credentials';
-import { countAccountRows, insertAccount, insertSubscriptionToken, insertSubscriptionTokenForUser, revokeSubscriptionToken } from './directory';
+import {
+  countAccountRows,
+  findUserNameOfAccount,
+  insertAccount,
+  insertSubscriptionToken,
+  insertSubscriptionTokenForUser,
+  listSubscriptionTokens,
+  revokeSubscriptionToken,
+  revokeSubscriptionTokenOfAccount,
+  type TokenRow,
+} from './directory';
 import { hashPassword } from './passwords';
 
 export class AccountExistsError extends Error {
@@ -109,4 +119,34 @@ export async function revokeToken(store: Store, clock: Clock, token: string): Pr
   if (!isWellFormedSubscriptionToken(trimmed)) return false;
   const now = clock.now();
   return store.writeDirectory((tx) => revokeSubscriptionToken(tx, subscriptionTokenHash(trimmed), now));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A seller's own tokens, for the seller console: the account comes from the seller's session,
+// so a seller can only ever see, issue and revoke tokens of their own account.
+
+export type { TokenRow } from './directory';
+
+/** The account's tokens (hashes only: a token's plain text is never stored), newest first. */
+export async function tokensOfAccount(store: Store, accountId: number): Promise<TokenRow[]> {
+  return listSubscriptionTokens(store.directory, accountId);
+}
+
+/** Issues a token for the account; the plain text is returned once. */
+export async function createTokenForAccount(store: Store, clock: Clock, accountId: number): Promise<string> {
+  const token = newSubscriptionToken();
+  const now = clock.now();
+  await store.writeDirectory((tx) => insertSubscriptionToken(tx, subscriptionTokenHash(token), accountId, now));
+  return token;
+}
+
+/** Revokes one of the account's live tokens by its hash; false when the account has no such live token. */
+export async function revokeTokenOfAccount(store: Store, clock: Clock, accountId: number, tokenHash: string): Promise<boolean> {
+  const now = clock.now();
+  return store.writeDirectory((tx) => revokeSubscriptionTokenOfAccount(tx, accountId, tokenHash, now));
+}
+
+/** The user name of an account (the console shows whom it is logged in as). */
+export async function userNameOf(store: Store, accountId: number): Promise<string | undefined> {
+  return findUserNameOfAccount(store.directory, accountId);
 }

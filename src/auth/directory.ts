@@ -278,3 +278,35 @@ export async function deleteStaleThrottleRows(tx: SqlExecutor, staleBefore: numb
   );
   return result.changes;
 }
+
+// ---------------------------------------------------------------------------------------------
+// An account's own tokens (the seller console lists and revokes them)
+
+export interface TokenRow {
+  readonly tokenHash: string;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+/** Every token of one account, newest first (revoked ones too: the list is also their audit). */
+export async function listSubscriptionTokens(db: SqlExecutor, accountId: number): Promise<TokenRow[]> {
+  const rows = await db.all<{ token_hash: string; created_at: unknown; revoked_at: unknown }>(
+    `SELECT token_hash, created_at, revoked_at FROM subscription_tokens WHERE account_id = ? ORDER BY created_at DESC, token_hash`,
+    [accountId],
+  );
+  return rows.map((r) => ({ tokenHash: r.token_hash, createdAt: toNumber(r.created_at), revokedAt: toNumberOrNull(r.revoked_at) }));
+}
+
+/** Revokes a live token only if it belongs to the account; false otherwise (another's token is "no such token"). */
+export async function revokeSubscriptionTokenOfAccount(tx: SqlExecutor, accountId: number, tokenHash: string, now: number): Promise<boolean> {
+  const result = await tx.run(
+    `UPDATE subscription_tokens SET revoked_at = ? WHERE token_hash = ? AND account_id = ? AND revoked_at IS NULL`,
+    [now, tokenHash, accountId],
+  );
+  return result.changes > 0;
+}
+
+export async function findUserNameOfAccount(db: SqlExecutor, accountId: number): Promise<string | undefined> {
+  const row = await db.get<{ user_name: string }>(`SELECT user_name FROM accounts WHERE id = ?`, [accountId]);
+  return row?.user_name;
+}

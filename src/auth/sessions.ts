@@ -127,13 +127,22 @@ export class SessionService {
 
   /** Whether the cookie names a live session (IsLoggedIn). Counts as a use of the session. */
   async isLoggedIn(cookieValue: string): Promise<boolean> {
-    if (!isWellFormedSessionValue(cookieValue)) return false;
+    return (await this.accountOfSession(cookieValue)) !== undefined;
+  }
+
+  /**
+   * The account of a live session (the seller console, where the cookie alone identifies the
+   * seller, as it does for IsLoggedIn); undefined when the session is unknown or ended. Counts as
+   * a use of the session.
+   */
+  async accountOfSession(cookieValue: string): Promise<number | undefined> {
+    if (!isWellFormedSessionValue(cookieValue)) return undefined;
     const now = this.clock.now();
     const sessionHash = hashCredential(cookieValue);
     const session = await findLiveSession(this.store.directory, sessionHash, now, now - this.options.idleTimeoutMs);
-    if (!session) return false;
+    if (!session) return undefined;
     await this.touchIfDue(sessionHash, session, now);
-    return true;
+    return session.accountId;
   }
 
   /**

@@ -1,6 +1,7 @@
 /**
- * `catalogue serve`: starts the service, creates and prints a demo account when the database has
- * none (unless DEMO_ACCOUNT=false), and shuts down gracefully on SIGTERM/SIGINT.
+ * `catalogue serve`: starts the service, creates a demo account filled with the demonstration
+ * data and prints how to reach it when the database has no account (unless DEMO_ACCOUNT=false),
+ * and shuts down gracefully on SIGTERM/SIGINT.
  */
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
@@ -8,6 +9,7 @@ import { startService } from '../server/app';
 import { countAccounts, createAccount } from '../auth/accounts';
 import { systemClock } from '../clock';
 import type { Store } from '../store/store';
+import { fillDemoAccount } from './platform-commands';
 
 export const DEMO_USER = 'demo';
 
@@ -21,18 +23,25 @@ export function demoBanner(origin: string, password: string, token: string): str
     `  password:           ${password}`,
     `  SubscriptionToken:  ${token}`,
     '',
-    'Log in, then read the service document:',
+    'See its demonstration products and orders in the seller console (log in with the user name and password above):',
+    `  ${origin}/console/`,
+    '',
+    'Or log in, then read the service document:',
     `  curl -s -c ${jar} -H 'Content-Type: application/json' -d '{"userName":"${DEMO_USER}","password":"${password}","createPersistentCookie":false}' ${origin}/Authentication_JSON_AppService.axd/Login`,
     `  curl -s -b ${jar} -H 'SubscriptionToken: ${token}' -H 'Accept: application/json' ${origin}/publicapi/v1/api.svc/`,
     '',
   ].join('\n');
 }
 
-/** Creates the demo account in an empty database and prints its banner for `origin`. */
+/**
+ * Creates the demo account in an empty database, fills it with the demonstration data (what a
+ * newcomer sees first in the console) and prints its banner for `origin`.
+ */
 export async function createDemoAccount(store: Store, origin: string): Promise<void> {
   if ((await countAccounts(store)) > 0) return;
   const password = randomBytes(12).toString('base64url');
   const account = await createAccount(store, systemClock, { userName: DEMO_USER, password });
+  await fillDemoAccount(store, DEMO_USER);
   // A wildcard listen address is reached on loopback from the same machine.
   const reachable = origin.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
   process.stdout.write(demoBanner(reachable, password, account.subscriptionToken) + '\n');

@@ -21,6 +21,7 @@ import { PlatformIntake } from '../platform/intake';
 import { SERVICE_PATH } from '../service/request';
 import type { App } from '../service/app';
 import { HEALTH_PATH, healthHandler } from './health';
+import { CONSOLE_PATH, consoleHandler } from '../console/handler';
 
 const PRUNE_INTERVAL_MS = 10 * 60_000;
 
@@ -73,6 +74,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const routes: Route[] = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
     { prefix: HEALTH_PATH, handler: healthHandler(store, () => draining) },
+    { prefix: CONSOLE_PATH, handler: consoleHandler(app) },
     {
       prefix: '/authentication_json_appservice.axd',
       handler: authEndpointsHandler({

@@ -103,7 +103,7 @@ describe('account and token commands', () => {
 });
 
 describe('catalogue serve', () => {
-  test('on an empty database it prints a demo account and a curl sequence that works as printed', async (t) => {
+  test('on an empty database it prints a demo account filled with the demonstration data, the console URL and a curl sequence that works as printed', async (t) => {
     const db = await freshDatabase();
     const started = Date.now();
     const served = await serve(db);
@@ -123,6 +123,13 @@ describe('catalogue serve', () => {
       const documentOut = execFileSync('bash', ['-c', curls[1]!], { encoding: 'utf8' });
       const doc = JSON.parse(documentOut) as { d: { EntitySets: string[] } };
       assert.equal(doc.d.EntitySets.length, 17);
+      // The console URL it prints shows the demonstration data to the printed account.
+      const consoleUrl = /^ +(http:\/\/\S+\/console\/)$/m.exec(banner)?.[1];
+      assert.equal(consoleUrl, `${served.origin}/console/`);
+      const cookie = /\.ASPXAUTH\s+(\S+)/.exec(fs.readFileSync('/tmp/catalogue-demo-cookies.txt', 'utf8'))![1]!;
+      const products = await request(`${consoleUrl}products`, { headers: { Cookie: `.ASPXAUTH=${cookie}` } });
+      assert.equal(products.status, 200);
+      assert.match(products.body, /54 in all/);
       // Process start, migration, demo account, login and the service document's 200.
       t.diagnostic(`cold start to the first 200 (service document after login): ${Date.now() - started} ms`);
       const rss = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${served.child.pid}/status`, 'utf8'))?.[1];

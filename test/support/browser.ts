@@ -1,0 +1,102 @@
+/**
+ * A real browser for the console's end-to-end tests: Debian's Chromium, driven by playwright-core
+ * (no browser download), headless, as root without the sandbox, with a new empty profile and
+ * nothing that reaches the network on its own. Pages it opens record what would betray a broken
+ * page: script errors, console errors (a CSP violation is one) and dialogs (an injected alert).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { testEngine } from './test-database';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export const SCREENSHOT_DIR = path.join(__dirname, '..', '..', '..', 'test-results', 'console', testEngine);
+
+export interface Browser {
+  readonly context: BrowserContext;
+  /** Everything that went wrong in any page: page errors, console errors, dialogs. */
+  readonly problems: string[];
+  newPage(viewport?: { width: number; height: number }): Promise<Page>;
+  /** A full-page screenshot under test-results/console/<engine>/<name>.png. */
+  screenshot(page: Page, name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM_PATH)) {
+    throw new Error(`No Chromium at ${CHROMIUM_PATH}: install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+  }
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'console-chromium-'));
+  // The profile directory is the --user-data-dir: launchPersistentContext passes it to Chromium.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    chromiumSandbox: false,
+    args: FLAGS,
+    viewport: { width: 1280, height: 860 },
+    timeout: 30_000,
+  });
+  // A page of the console answers in milliseconds: waiting long only hides what went wrong.
+  context.setDefaultTimeout(5_000);
+  const problems: string[] = [];
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const watch = (page: Page) => {
+    page.on('pageerror', (error) => problems.push(`page error on ${page.url()}: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console error on ${page.url()}: ${message.text()}`);
+    });
+    page.on('dialog', (dialog) => {
+      problems.push(`dialog on ${page.url()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+  };
+  context.on('page', watch);
+  for (const page of context.pages()) watch(page);
+  return {
+    context,
+    problems,
+    async newPage(viewport) {
+      const page = await context.newPage();
+      if (viewport) await page.setViewportSize(viewport);
+      return page;
+    },
+    async screenshot(page, name) {
+      const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      return file;
+    },
+    async close() {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Form controls that no label names (no <label>, aria-label or aria-labelledby, and for a button
+ * no text): what a screen reader could not read. Run in the page (the code is browser code).
+ */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+    .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby')
+      && !(el.tagName === 'BUTTON' && el.textContent.trim() !== ''))
+    .map((el) => el.outerHTML.slice(0, 120))`);
+}
+
+/** Whether the page is wider than the window (a phone would have to scroll sideways). */
+export function overflowsSideways(page: Page): Promise<boolean> {
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth + 1');
+}
