@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock';
 import type { EntityTypeDef, LinkTableRelation, Model } from '../model/types';
-import { badRequest } from '../odata/errors';
+import { EntityMissing, invalid } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import type { OperationArguments } from '../odata/uri/operation-parameters';
@@ -15,7 +15,6 @@ import { VERSION_BUMP, type EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { orderHistoryText } from './order-history';
 import type { CatalogueWrites } from './writes';
-import { entityNotFound } from '../odata/not-found';
 
 interface OperationCall {
   readonly tx: SqlExecutor;
@@ -83,7 +82,7 @@ export class CatalogueOperations {
   private async mustFind(call: OperationCall, typeName: string, id: bigint): Promise<EntityRecord> {
     const type = this.type(typeName);
     const record = await this.entities.find(call.tx, call.accountId, type, id);
-    if (!record) throw entityNotFound(type, id);
+    if (!record) throw new EntityMissing(type, id);
     return record;
   }
 
@@ -130,7 +129,7 @@ export class CatalogueOperations {
   private profileProperty(call: OperationCall): string {
     const type = call.args.get('type') as number;
     const property = PROFILE_PROPERTY[type];
-    if (!property) throw badRequest(`The parameter 'type' must be 1 (payment), 2 (return) or 3 (shipping) profile; ${type} is none of them.`);
+    if (!property) throw invalid(`The parameter 'type' must be 1 (payment), 2 (return) or 3 (shipping) profile; ${type} is none of them.`);
     return property;
   }
 
@@ -174,7 +173,7 @@ export class CatalogueOperations {
     if (args.has('price')) changes.set('Price', args.get('price')!);
     const offerPrice = args.get('discountOfferPrice');
     if (changes.size === 0 && offerPrice === undefined) {
-      throw badRequest('ReviseInventoryStatus needs at least one of the parameters stockAmount, price and discountOfferPrice.');
+      throw invalid('ReviseInventoryStatus needs at least one of the parameters stockAmount, price and discountOfferPrice.');
     }
     const product = await this.mustFind(call, 'Product', args.get('productId') as bigint);
     const productId = entityId(product.values);
@@ -183,7 +182,7 @@ export class CatalogueOperations {
     if (variationId !== undefined) {
       target = await this.mustFind(call, 'ProductVariation', variationId);
       if (target.values.ProductId !== productId) {
-        throw badRequest(`The parameter 'productVariationId': variation ${variationId} does not belong to product ${productId}.`);
+        throw invalid(`The parameter 'productVariationId': variation ${variationId} does not belong to product ${productId}.`);
       }
     }
     if (changes.size > 0) {
@@ -214,7 +213,7 @@ export class CatalogueOperations {
   /** Empties the sets `type` selects, in this one transaction, in the caller's account only. */
   private async deleteAccountData(call: OperationCall): Promise<EdmValue> {
     const type = call.args.get('type') as number;
-    if (!DELETE_TYPES.has(type)) throw badRequest(`The parameter 'type' must be one of ${[...DELETE_TYPES].join(', ')}; ${type} is not.`);
+    if (!DELETE_TYPES.has(type)) throw invalid(`The parameter 'type' must be one of ${[...DELETE_TYPES].join(', ')}; ${type} is not.`);
     const selected = type === 0 ? EVERYTHING : DELETED_BY_BIT.filter(([bit]) => (type & bit) !== 0).flatMap(([, names]) => names);
     for (const name of EVERYTHING) {
       if (selected.includes(name)) await this.entities.deleteAll(call.tx, call.accountId, this.type(name));

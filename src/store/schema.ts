@@ -8,7 +8,7 @@
  * by account. The auth directory (accounts, tokens, sessions, throttle) is looked up by what a
  * request presents (a user name or a credential hash) before the account is known.
  */
-import type { EdmType, EntityTypeDef, Model } from '../model/types';
+import type { EdmType, EntityTypeDef, Model, UniqueKey } from '../model/types';
 
 export type ColumnType = 'int64' | 'int32' | 'decimal' | 'text' | 'boolean' | 'datetime';
 
@@ -88,8 +88,8 @@ function entityTable(model: Model, t: EntityTypeDef): TableDef {
     indexes.push({ name: `${t.table}_by_${fkColumn}`, columns: [ACCOUNT_COLUMN, fkColumn], unique: false });
   }
   for (const key of t.uniqueKeys) {
-    const keyColumns = key.map((name) => t.properties.find((x) => x.name === name)!.column);
-    indexes.push({ name: `${t.table}_unique_${keyColumns.join('_')}`, columns: [ACCOUNT_COLUMN, ...keyColumns], unique: true });
+    const keyColumns = key.properties.map((name) => t.properties.find((x) => x.name === name)!.column);
+    indexes.push({ name: uniqueIndexName(t, key), columns: [ACCOUNT_COLUMN, ...keyColumns], unique: true });
   }
   return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes };
 }
@@ -194,21 +194,31 @@ function orderHistoryTable(model: Model): TableDef {
  * The first answer to a POST that carried an Idempotency-Key, written in the same transaction
  * as what the POST created: a retry with the key gets this answer and creates nothing.
  */
+export const IDEMPOTENCY = {
+  table: 'idempotency_keys',
+  key: 'idempotency_key',
+  requestHash: 'request_hash',
+  status: 'status',
+  headers: 'headers',
+  body: 'body',
+  createdAt: 'created_at',
+} as const;
+
 const idempotencyTable: TableDef = {
-  name: 'idempotency_keys',
+  name: IDEMPOTENCY.table,
   tenant: true,
   columns: [
     col(ACCOUNT_COLUMN, 'int64'),
-    col('idempotency_key', 'text'),
-    col('request_hash', 'text'),
-    col('status', 'int32'),
-    col('headers', 'text'),
-    col('body', 'text', true),
-    col('created_at', 'datetime'),
+    col(IDEMPOTENCY.key, 'text'),
+    col(IDEMPOTENCY.requestHash, 'text'),
+    col(IDEMPOTENCY.status, 'int32'),
+    col(IDEMPOTENCY.headers, 'text'),
+    col(IDEMPOTENCY.body, 'text', true),
+    col(IDEMPOTENCY.createdAt, 'datetime'),
   ],
-  primaryKey: [ACCOUNT_COLUMN, 'idempotency_key'],
+  primaryKey: [ACCOUNT_COLUMN, IDEMPOTENCY.key],
   foreignKeys: [],
-  indexes: [{ name: 'idempotency_keys_by_age', columns: [ACCOUNT_COLUMN, 'created_at'], unique: false }],
+  indexes: [{ name: 'idempotency_keys_by_age', columns: [ACCOUNT_COLUMN, IDEMPOTENCY.createdAt], unique: false }],
 };
 
 /** Every table, parents before children (the order DDL must run in). */
@@ -235,4 +245,9 @@ function orderByDependencies(tables: TableDef[]): TableDef[] {
   };
   for (const t of tables) visit(t, new Set());
   return ordered;
+}
+
+/** The unique index of a key (before PostgreSQL shortens a long name, see postgres/ddl.ts). */
+export function uniqueIndexName(type: EntityTypeDef, key: UniqueKey): string {
+  return `${type.table}_unique_${key.properties.map((name) => type.properties.find((p) => p.name === name)!.column).join('_')}`;
 }
