@@ -346,8 +346,10 @@ function rawExchange(label: string, text: string, abortAfterMs?: number): Promis
 
 describe('clients that abort or stall', () => {
   test('an upload cut off half-way, a body that never finishes, headers that never finish', async () => {
+    // A MERGE, which SalesOrders take: the method is judged before the body is read, so a method
+    // the set does not take would be answered 405 at once, never waiting for the body.
     const head = (length: number) =>
-      `POST ${SERVICE_PATH}/SalesOrders HTTP/1.1\r\nHost: ${new URL(server.origin).host}\r\nSubscriptionToken: ${seller.token}\r\nCookie: .ASPXAUTH=${seller.cookie}\r\n` +
+      `MERGE ${SERVICE_PATH}/SalesOrders(1L) HTTP/1.1\r\nHost: ${new URL(server.origin).host}\r\nSubscriptionToken: ${seller.token}\r\nCookie: .ASPXAUTH=${seller.cookie}\r\n` +
       `Accept: application/json\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
     const partial = JSON.stringify({ BuyerCheckoutMessage: `call ${ADDRESS.Phone}`, Email: BUYER.Email });
     await rawExchange('aborted upload', head(partial.length + 500) + partial, 200);
