@@ -11,7 +11,8 @@ import { uniqueKeyMessage } from '../model/define';
 import { conflict, invalid, UniqueKeyViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
-import { VERSION_BUMP, type EntityStore } from '../store/entities';
+import { CatalogueQueries } from '../store/catalogue-queries';
+import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
 import { quote } from '../odata/quote';
@@ -83,8 +84,6 @@ function absoluteHttpUrl(value: EdmValue, property: string): void {
   if (!ok) throw invalid(`The property '${property}' must be an absolute http or https URL.`);
 }
 
-const q = (name: string) => `"${name}"`;
-
 type Rule = (ctx: RuleContext) => Promise<void>;
 
 /**
@@ -92,18 +91,10 @@ type Rule = (ctx: RuleContext) => Promise<void>;
  * limits of names and of values per name hold for them as for new ones.
  */
 async function checkMovedCharacteristics(ctx: RuleContext): Promise<void> {
-  const variations = q(ctx.type.table);
-  const specifics = q(ctx.model.typeByName.get('ProductVariationSpecific')!.table);
-  const moving = await ctx.tx.all<{ name: string; value: string }>(
-    `SELECT name, value FROM ${specifics} WHERE account_id = ? AND product_variation_id = ? ORDER BY id`,
-    [ctx.accountId, id(ctx)],
-  );
+  const queries = queriesOf(ctx.model);
+  const moving = await queries.characteristicsOfVariation(ctx.tx, ctx.accountId, id(ctx));
   if (moving.length === 0) return;
-  const present = await ctx.tx.all<{ name: string; value: string }>(
-    `SELECT DISTINCT s.name AS name, s.value AS value FROM ${specifics} s JOIN ${variations} v ON v.account_id = s.account_id AND v.id = s.product_variation_id ` +
-      'WHERE s.account_id = ? AND v.product_id = ? AND v.id <> ?',
-    [ctx.accountId, ctx.row.ProductId as bigint, id(ctx)],
-  );
+  const present = await queries.characteristicsOfProduct(ctx.tx, ctx.accountId, { productId: ctx.row.ProductId as bigint }, { variationId: id(ctx) });
   const valuesByName = new Map<string, Set<string>>();
   for (const r of present) valuesByName.set(r.name, (valuesByName.get(r.name) ?? new Set<string>()).add(r.value));
   for (const { name, value } of moving) {
@@ -149,19 +140,18 @@ const rules: Readonly<Record<string, Rule>> = {
   async ProductVariationSpecific(ctx) {
     if (!changes(ctx, 'ProductVariationId', 'Name', 'Value')) return;
     // Per product, across all its variations: at most 5 names, and 30 values per name.
-    const variations = q(ctx.model.typeByName.get('ProductVariation')!.table);
-    const specifics = q(ctx.type.table);
-    const ofProduct =
-      `FROM ${specifics} s JOIN ${variations} v ON v.account_id = s.account_id AND v.id = s.product_variation_id ` +
-      `WHERE s.account_id = ? AND v.product_id = (SELECT product_id FROM ${variations} WHERE account_id = ? AND id = ?)` +
-      (ctx.stored ? ' AND s.id <> ?' : '');
-    const params = [ctx.accountId, ctx.accountId, ctx.row.ProductVariationId as bigint, ...(ctx.stored ? [id(ctx)] : [])];
-    const names = (await ctx.entities.distinct(ctx.tx, `SELECT DISTINCT s.name AS v ${ofProduct}`, params)).map(String);
+    const present = await queriesOf(ctx.model).characteristicsOfProduct(
+      ctx.tx,
+      ctx.accountId,
+      { ofVariation: ctx.row.ProductVariationId as bigint },
+      ctx.stored ? { specificId: id(ctx) } : {},
+    );
+    const names = [...new Set(present.map((c) => c.name))];
     const name = String(ctx.row.Name);
     if (!names.includes(name) && names.length >= LIMITS.characteristicNamesPerProduct) {
       throw invalid(`A product has at most ${LIMITS.characteristicNamesPerProduct} characteristic names across its variations (${names.join(', ')}); '${name}' would be one more.`);
     }
-    const values = (await ctx.entities.distinct(ctx.tx, `SELECT DISTINCT s.value AS v ${ofProduct} AND s.name = ?`, [...params, name])).map(String);
+    const values = [...new Set(present.filter((c) => c.name === name).map((c) => c.value))];
     const value = String(ctx.row.Value);
     if (!values.includes(value) && values.length >= LIMITS.valuesPerCharacteristic) {
       throw invalid(`A product has at most ${LIMITS.valuesPerCharacteristic} values for the characteristic '${name}'; '${value}' would be one more.`);
@@ -202,8 +192,8 @@ const rules: Readonly<Record<string, Rule>> = {
     if (!changes(ctx, 'ParentProductId', 'ChildProductId')) return;
     // Adding parent -> child closes a cycle when the parent is already below the child. The row
     // itself is left out: an update replaces it (reversing a relation is no cycle).
-    const pairs = { table: ctx.type.table, parentColumn: 'parent_product_id', childColumn: 'child_product_id' };
-    const below = await reachesDown(ctx.tx, ctx.entities, ctx.accountId, pairs, child, parent, id(ctx));
+    const queries = queriesOf(ctx.model);
+    const below = await queries.reachesDown(ctx.tx, ctx.accountId, queries.pairsOf(ctx.type, 'ParentProductId', 'ChildProductId'), child, parent, id(ctx));
     if (below) throw invalid(`Relating product ${String(parent)} to child ${String(child)} would make a cycle.`);
   },
 
@@ -225,8 +215,7 @@ const followUps: Readonly<Record<string, Rule>> = {
     // A variation moved to another product takes its variation-level discount offers along, so
     // an offer's ProductId and ProductVariationId never name two different products.
     if (!ctx.stored || !changes(ctx, 'ProductId')) return;
-    const offers = q(ctx.model.typeByName.get('DiscountOffer')!.table);
-    await ctx.tx.run(`UPDATE ${offers} SET product_id = ?, ${VERSION_BUMP} WHERE account_id = ? AND product_variation_id = ?`, [ctx.row.ProductId as bigint, ctx.accountId, id(ctx)]);
+    await queriesOf(ctx.model).moveOffersWithVariation(ctx.tx, ctx.accountId, id(ctx), ctx.row.ProductId as bigint);
   },
 
   // Order history, flags and the order's dates, at the write's
@@ -251,29 +240,15 @@ export async function checkRules(ctx: RuleContext): Promise<void> {
   await checkUniqueKeys(ctx);
 }
 
-/** A table of parent -> child pairs (ProductRelations, the catalog tree). */
-interface PairTable {
-  readonly table: string;
-  readonly parentColumn: string;
-  readonly childColumn: string;
-}
-
-/** Whether `target` lies below `from` along the pairs, leaving out the row `excludeId` if given. */
-async function reachesDown(tx: SqlExecutor, entities: EntityStore, accountId: number, pairs: PairTable, from: bigint, target: bigint, excludeId?: bigint): Promise<boolean> {
-  const [table, parent, child] = [q(pairs.table), q(pairs.parentColumn), q(pairs.childColumn)];
-  const skip = excludeId === undefined ? '' : ' AND id <> ?';
-  const skipParam = excludeId === undefined ? [] : [excludeId];
-  const found = await entities.distinct(
-    tx,
-    `WITH RECURSIVE below(id) AS (SELECT ${child} FROM ${table} WHERE account_id = ? AND ${parent} = ?${skip}` +
-      ` UNION SELECT p.${child} FROM ${table} p JOIN below b ON p.${parent} = b.id WHERE p.account_id = ?${skip.replace('id', 'p.id')})` +
-      ' SELECT id AS v FROM below WHERE id = ?',
-    [accountId, from, ...skipParam, accountId, ...skipParam, target],
-  );
-  return found.length > 0;
-}
-
 /** Whether adding parent -> child to the catalog tree would make a catalog its own ancestor. */
-export async function catalogCycle(tx: SqlExecutor, entities: EntityStore, accountId: number, table: string, parentColumn: string, childColumn: string, parent: bigint, child: bigint): Promise<boolean> {
-  return parent === child || reachesDown(tx, entities, accountId, { table, parentColumn, childColumn }, child, parent);
+export async function catalogCycle(tx: SqlExecutor, model: Model, accountId: number, table: string, parentColumn: string, childColumn: string, parent: bigint, child: bigint): Promise<boolean> {
+  return parent === child || queriesOf(model).reachesDown(tx, accountId, { table, parentColumn, childColumn }, child, parent);
+}
+
+const queriesByModel = new WeakMap<Model, CatalogueQueries>();
+/** The rules' statements, built once per model. */
+function queriesOf(model: Model): CatalogueQueries {
+  let queries = queriesByModel.get(model);
+  if (!queries) queriesByModel.set(model, (queries = new CatalogueQueries(model)));
+  return queries;
 }

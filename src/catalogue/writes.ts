@@ -133,7 +133,7 @@ export class CatalogueWrites {
     if (!(await this.entities.exists(tx, accountId, target, targetId))) throw new EntityMissing(target, targetId);
     if (r.left === r.right) {
       const [parent, child] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
-      if (await catalogCycle(tx, this.entities, accountId, r.table, r.leftColumn, r.rightColumn, parent, child)) {
+      if (await catalogCycle(tx, this.model, accountId, r.table, r.leftColumn, r.rightColumn, parent, child)) {
         throw invalid(`Linking ${sourceType.setName}(${sourceId}L) to ${target.setName}(${targetId}L) through '${nav.name}' would make a ${sourceType.name} its own ancestor.`);
       }
     }
