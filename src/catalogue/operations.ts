@@ -11,7 +11,8 @@ import { EntityMissing, invalid } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import type { OperationArguments } from '../odata/uri/operation-parameters';
-import { VERSION_BUMP, type EntityStore } from '../store/entities';
+import { CatalogueQueries } from '../store/catalogue-queries';
+import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { orderHistoryText } from './order-history';
 import type { CatalogueWrites } from './writes';
@@ -48,6 +49,7 @@ const noBindings = new Map<string, readonly string[]>();
 
 export class CatalogueOperations {
   private readonly implementations: Readonly<Record<string, Implementation>>;
+  private readonly queries: CatalogueQueries;
 
   constructor(
     private readonly model: Model,
@@ -55,6 +57,7 @@ export class CatalogueOperations {
     private readonly writes: CatalogueWrites,
     private readonly clock: Clock,
   ) {
+    this.queries = new CatalogueQueries(model);
     this.implementations = {
       GetSalesOrderHistory: (c) => this.getSalesOrderHistory(c),
       ProductIsListed: (c) => this.productIsListed(c),
@@ -86,14 +89,6 @@ export class CatalogueOperations {
     return record;
   }
 
-  private column(typeName: string, property: string): string {
-    return `"${this.type(typeName).properties.find((p) => p.name === property)!.column}"`;
-  }
-
-  private table(typeName: string): string {
-    return `"${this.type(typeName).table}"`;
-  }
-
   private async getSalesOrderHistory(call: OperationCall): Promise<EdmValue> {
     const order = await this.mustFind(call, 'SalesOrder', call.args.get('salesOrderId') as bigint);
     return orderHistoryText(call.tx, this.entities, call.accountId, entityId(order.values));
@@ -102,15 +97,7 @@ export class CatalogueOperations {
   /** True when an active listing (Status 1) is of the product, or lists it as one of its items. */
   private async productIsListed(call: OperationCall): Promise<EdmValue> {
     const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
-    const [listings, items] = [this.table('Listing'), this.table('ListingItem')];
-    const [status, listedProduct] = [this.column('Listing', 'Status'), this.column('Listing', 'ProductId')];
-    const [itemListing, itemProduct] = [this.column('ListingItem', 'ListingId'), this.column('ListingItem', 'ProductId')];
-    const found = await call.tx.get(
-      `SELECT 1 AS found FROM ${listings} l WHERE l.account_id = ? AND l.${status} = 1 AND (l.${listedProduct} = ? OR EXISTS ` +
-        `(SELECT 1 FROM ${items} i WHERE i.account_id = l.account_id AND i.${itemListing} = l.id AND i.${itemProduct} = ?)) LIMIT 1`,
-      [call.accountId, entityId(product.values), entityId(product.values)],
-    );
-    return found !== undefined;
+    return this.queries.productIsListed(call.tx, call.accountId, entityId(product.values));
   }
 
   /** Only for a product whose DisableAutomatch is true; otherwise the matching process decides. */
@@ -152,12 +139,7 @@ export class CatalogueOperations {
     const now = this.clock.now();
     await this.entities.update(call.tx, call.accountId, catalog.type, catalogId, { [property]: profileId, ModificationDate: now });
     const links = catalog.type.navigations.find((n) => n.name === 'Products')!.relation as LinkTableRelation;
-    const codec = this.entities.store.codec;
-    await call.tx.run(
-      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ?, ${VERSION_BUMP} ` +
-        `WHERE account_id = ? AND id IN (SELECT "${links.leftColumn}" FROM "${links.table}" WHERE account_id = ? AND "${links.rightColumn}" = ?)`,
-      [codec.encode('Edm.Int64', profileId), codec.encode('Edm.DateTime', now), call.accountId, call.accountId, catalogId],
-    );
+    await this.queries.setProfileOfCatalogProducts(call.tx, this.entities.store.codec, call.accountId, links, catalogId, property, profileId as bigint | null, now);
     return true;
   }
 

@@ -5,8 +5,8 @@
  * (each property's column), so a renamed property cannot leave a statement behind. Every
  * statement is scoped by account_id and takes its values as bound parameters.
  */
-import type { EntityTypeDef, Model } from '../model/types';
-import type { SqlExecutor, SqlValue } from './store';
+import type { EntityTypeDef, LinkTableRelation, Model } from '../model/types';
+import type { SqlExecutor, SqlValue, ValueCodec } from './store';
 import { ACCOUNT_COLUMN, VERSION_COLUMN } from './schema';
 
 const q = (name: string) => `"${name}"`;
@@ -41,11 +41,42 @@ export class CatalogueQueries {
   private readonly variations: EntityTypeDef;
   private readonly specifics: EntityTypeDef;
   private readonly offers: EntityTypeDef;
+  private readonly products: EntityTypeDef;
+  private readonly listings: EntityTypeDef;
+  private readonly listingItems: EntityTypeDef;
 
   constructor(model: Model) {
     this.variations = typeOf(model, 'ProductVariation');
     this.specifics = typeOf(model, 'ProductVariationSpecific');
     this.offers = typeOf(model, 'DiscountOffer');
+    this.products = typeOf(model, 'Product');
+    this.listings = typeOf(model, 'Listing');
+    this.listingItems = typeOf(model, 'ListingItem');
+  }
+
+  /** Whether an active listing (Status 1) is of the product, or lists it as one of its items. */
+  async productIsListed(tx: SqlExecutor, accountId: number, productId: bigint): Promise<boolean> {
+    const [l, i, account] = [this.listings, this.listingItems, q(ACCOUNT_COLUMN)];
+    const found = await tx.get(
+      `SELECT 1 AS found FROM ${q(l.table)} l WHERE l.${account} = ? AND l.${column(l, 'Status')} = 1 AND (l.${column(l, 'ProductId')} = ? OR EXISTS ` +
+        `(SELECT 1 FROM ${q(i.table)} i WHERE i.${account} = l.${account} AND i.${column(i, 'ListingId')} = l.${column(l, 'Id')} AND i.${column(i, 'ProductId')} = ?)) LIMIT 1`,
+      [accountId, productId, productId],
+    );
+    return found !== undefined;
+  }
+
+  /**
+   * Sets the profile property (an Int64 or null) and ModificationDate on every product linked
+   * to the catalog through `links` (the link table of Catalog.Products).
+   */
+  async setProfileOfCatalogProducts(tx: SqlExecutor, codec: ValueCodec, accountId: number, links: LinkTableRelation, catalogId: bigint, property: string, profileId: bigint | null, now: number): Promise<void> {
+    const p = this.products;
+    const account = q(ACCOUNT_COLUMN);
+    await tx.run(
+      `UPDATE ${q(p.table)} SET ${column(p, property)} = ?, ${column(p, 'ModificationDate')} = ?, ${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1 ` +
+        `WHERE ${account} = ? AND ${column(p, 'Id')} IN (SELECT ${q(links.leftColumn)} FROM ${q(links.table)} WHERE ${account} = ? AND ${q(links.rightColumn)} = ?)`,
+      [codec.encode('Edm.Int64', profileId), codec.encode('Edm.DateTime', now), accountId, accountId, catalogId],
+    );
   }
 
   /** The characteristics of one variation, in the order they were created. */

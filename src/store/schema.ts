@@ -169,24 +169,35 @@ const serviceTables: readonly TableDef[] = [
   },
 ];
 
+export const ORDER_HISTORY = {
+  table: 'sales_order_history',
+  id: 'id',
+  orderId: 'sales_order_id',
+  platformItemId: 'platform_item_id',
+  action: 'action',
+  value: 'value',
+  recordedAt: 'recorded_at',
+} as const;
+
 /** Order history lines (GetSalesOrderHistory); a tenant table that is not an entity set. */
 function orderHistoryTable(model: Model): TableDef {
   const orders = model.typeByName.get('SalesOrder')!;
+  const H = ORDER_HISTORY;
   return {
-    name: 'sales_order_history',
+    name: H.table,
     tenant: true,
     columns: [
       col(ACCOUNT_COLUMN, 'int64'),
-      col('id', 'int64'),
-      col('sales_order_id', 'int64'),
-      col('platform_item_id', 'text'),
-      col('action', 'text'),
-      col('value', 'int32'),
-      col('recorded_at', 'datetime'),
+      col(H.id, 'int64'),
+      col(H.orderId, 'int64'),
+      col(H.platformItemId, 'text'),
+      col(H.action, 'text'),
+      col(H.value, 'int32'),
+      col(H.recordedAt, 'datetime'),
     ],
-    primaryKey: [ACCOUNT_COLUMN, 'id'],
-    foreignKeys: [{ columns: [ACCOUNT_COLUMN, 'sales_order_id'], refTable: orders.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' }],
-    indexes: [{ name: 'sales_order_history_by_order', columns: [ACCOUNT_COLUMN, 'sales_order_id', 'id'], unique: false }],
+    primaryKey: [ACCOUNT_COLUMN, H.id],
+    foreignKeys: [{ columns: [ACCOUNT_COLUMN, H.orderId], refTable: orders.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' }],
+    indexes: [{ name: 'sales_order_history_by_order', columns: [ACCOUNT_COLUMN, H.orderId, H.id], unique: false }],
   };
 }
 
