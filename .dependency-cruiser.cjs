@@ -1,6 +1,6 @@
 /**
  * The architecture rules `npm test` checks (scripts/run-tests.js runs dependency-cruiser before
- * the suites). Two rules:
+ * the suites). Three rules:
  *
  * - No import circles, type-only imports included: a circle of types is still a circle to a reader.
  * - Layers, from the top: cli → server (with console) → service → config → platform → catalogue → auth → store →
@@ -9,6 +9,8 @@
  *   `src/config.ts` reads the environment into settings whose types come from store/ and odata/,
  *   and is read by the composition root (server/) and the service stage, so it sits just below
  *   service/. `src/clock.ts` imports nothing and every layer may take time from it: the bottom.
+ * - catalogue/ and store/ do not import protocol errors: a broken rule is data (RuleViolation),
+ *   answered with its status in one table at the service edge (service/error-reply.ts).
  */
 const LAYERS = [
   ['cli', '^src/cli/'],
@@ -43,6 +45,13 @@ module.exports = {
       to: { circular: true },
     },
     ...layerRules,
+    {
+      name: 'domain-errors-as-data',
+      comment: 'catalogue/ and store/ throw RuleViolation (model/rule-violation.ts), which the service edge maps to a status; protocol errors are the service\'s',
+      severity: 'error',
+      from: { path: '^src/(catalogue|store)/' },
+      to: { path: ['^src/odata/errors\\.ts$', '^src/odata/not-found\\.ts$'] },
+    },
     {
       name: 'layer-unknown',
       comment: 'Every module under src/ belongs to a layer; a new top-level folder needs its place in LAYERS',

@@ -6,16 +6,16 @@
  * the same writes and rules as the entity sets.
  */
 import type { Clock } from '../clock';
-import type { EntityTypeDef, LinkTableRelation, Model, PropertyDef } from '../model/types';
-import { badRequest } from '../odata/errors';
+import type { EntityTypeDef, LinkTableRelation, Model } from '../model/types';
+import { EntityMissing, invalid } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import type { OperationArguments } from '../odata/uri/operation-parameters';
-import { versionBumpFor, type EntityStore } from '../store/entities';
+import { CatalogueQueries } from '../store/catalogue-queries';
+import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { orderHistoryText } from './order-history';
 import type { CatalogueWrites } from './writes';
-import { entityNotFound } from '../odata/not-found';
 
 interface OperationCall {
   readonly tx: SqlExecutor;
@@ -49,6 +49,7 @@ const noBindings = new Map<string, readonly string[]>();
 
 export class CatalogueOperations {
   private readonly implementations: Readonly<Record<string, Implementation>>;
+  private readonly queries: CatalogueQueries;
 
   constructor(
     private readonly model: Model,
@@ -56,6 +57,7 @@ export class CatalogueOperations {
     private readonly writes: CatalogueWrites,
     private readonly clock: Clock,
   ) {
+    this.queries = new CatalogueQueries(model);
     this.implementations = {
       GetSalesOrderHistory: (c) => this.getSalesOrderHistory(c),
       ProductIsListed: (c) => this.productIsListed(c),
@@ -83,20 +85,8 @@ export class CatalogueOperations {
   private async mustFind(call: OperationCall, typeName: string, id: bigint): Promise<EntityRecord> {
     const type = this.type(typeName);
     const record = await this.entities.find(call.tx, call.accountId, type, id);
-    if (!record) throw entityNotFound(type, id);
+    if (!record) throw new EntityMissing(type, id);
     return record;
-  }
-
-  private property(typeName: string, property: string): PropertyDef {
-    return this.type(typeName).properties.find((p) => p.name === property)!;
-  }
-
-  private column(typeName: string, property: string): string {
-    return `"${this.property(typeName, property).column}"`;
-  }
-
-  private table(typeName: string): string {
-    return `"${this.type(typeName).table}"`;
   }
 
   private async getSalesOrderHistory(call: OperationCall): Promise<EdmValue> {
@@ -107,15 +97,7 @@ export class CatalogueOperations {
   /** True when an active listing (Status 1) is of the product, or lists it as one of its items. */
   private async productIsListed(call: OperationCall): Promise<EdmValue> {
     const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
-    const [listings, items] = [this.table('Listing'), this.table('ListingItem')];
-    const [status, listedProduct] = [this.column('Listing', 'Status'), this.column('Listing', 'ProductId')];
-    const [itemListing, itemProduct] = [this.column('ListingItem', 'ListingId'), this.column('ListingItem', 'ProductId')];
-    const found = await call.tx.get(
-      `SELECT 1 AS found FROM ${listings} l WHERE l.account_id = ? AND l.${status} = 1 AND (l.${listedProduct} = ? OR EXISTS ` +
-        `(SELECT 1 FROM ${items} i WHERE i.account_id = l.account_id AND i.${itemListing} = l.id AND i.${itemProduct} = ?)) LIMIT 1`,
-      [call.accountId, entityId(product.values), entityId(product.values)],
-    );
-    return found !== undefined;
+    return this.queries.productIsListed(call.tx, call.accountId, entityId(product.values));
   }
 
   /** Only for a product whose DisableAutomatch is true; otherwise the matching process decides. */
@@ -134,7 +116,7 @@ export class CatalogueOperations {
   private profileProperty(call: OperationCall): string {
     const type = call.args.get('type') as number;
     const property = PROFILE_PROPERTY[type];
-    if (!property) throw badRequest(`The parameter 'type' must be 1 (payment), 2 (return) or 3 (shipping) profile; ${type} is none of them.`);
+    if (!property) throw invalid(`The parameter 'type' must be 1 (payment), 2 (return) or 3 (shipping) profile; ${type} is none of them.`);
     return property;
   }
 
@@ -157,12 +139,7 @@ export class CatalogueOperations {
     const now = this.clock.now();
     await this.entities.update(call.tx, call.accountId, catalog.type, catalogId, { [property]: profileId, ModificationDate: now });
     const links = catalog.type.navigations.find((n) => n.name === 'Products')!.relation as LinkTableRelation;
-    const codec = this.entities.store.codec;
-    await call.tx.run(
-      `UPDATE ${this.table('Product')} SET ${this.column('Product', property)} = ?, ${this.column('Product', 'ModificationDate')} = ?${versionBumpFor([this.property('Product', property)])} ` +
-        `WHERE account_id = ? AND id IN (SELECT "${links.leftColumn}" FROM "${links.table}" WHERE account_id = ? AND "${links.rightColumn}" = ?)`,
-      [codec.encode('Edm.Int64', profileId), codec.encode('Edm.DateTime', now), call.accountId, call.accountId, catalogId],
-    );
+    await this.queries.setProfileOfCatalogProducts(call.tx, this.entities.store.codec, call.accountId, links, catalogId, property, profileId as bigint | null, now);
     return true;
   }
 
@@ -178,7 +155,7 @@ export class CatalogueOperations {
     if (args.has('price')) changes.set('Price', args.get('price')!);
     const offerPrice = args.get('discountOfferPrice');
     if (changes.size === 0 && offerPrice === undefined) {
-      throw badRequest('ReviseInventoryStatus needs at least one of the parameters stockAmount, price and discountOfferPrice.');
+      throw invalid('ReviseInventoryStatus needs at least one of the parameters stockAmount, price and discountOfferPrice.');
     }
     const product = await this.mustFind(call, 'Product', args.get('productId') as bigint);
     const productId = entityId(product.values);
@@ -187,7 +164,7 @@ export class CatalogueOperations {
     if (variationId !== undefined) {
       target = await this.mustFind(call, 'ProductVariation', variationId);
       if (target.values.ProductId !== productId) {
-        throw badRequest(`The parameter 'productVariationId': variation ${variationId} does not belong to product ${productId}.`);
+        throw invalid(`The parameter 'productVariationId': variation ${variationId} does not belong to product ${productId}.`);
       }
     }
     if (changes.size > 0) {
@@ -218,7 +195,7 @@ export class CatalogueOperations {
   /** Empties the sets `type` selects, in this one transaction, in the caller's account only. */
   private async deleteAccountData(call: OperationCall): Promise<EdmValue> {
     const type = call.args.get('type') as number;
-    if (!DELETE_TYPES.has(type)) throw badRequest(`The parameter 'type' must be one of ${[...DELETE_TYPES].join(', ')}; ${type} is not.`);
+    if (!DELETE_TYPES.has(type)) throw invalid(`The parameter 'type' must be one of ${[...DELETE_TYPES].join(', ')}; ${type} is not.`);
     const selected = type === 0 ? EVERYTHING : DELETED_BY_BIT.filter(([bit]) => (type & bit) !== 0).flatMap(([, names]) => names);
     for (const name of EVERYTHING) {
       if (selected.includes(name)) await this.entities.deleteAll(call.tx, call.accountId, this.type(name));

@@ -1,10 +1,10 @@
 /**
- * Order history (README "Order history"): every change of an order's payment or shipping
+ * Order history: every change of an order's payment or shipping
  * state appends lines that GetSalesOrderHistory returns, and keeps the order's own flags and dates
  * in step. Seller updates (through the follow-ups of ./rules.ts) and platform events
  * (src/platform/) call the same functions, inside the transaction of the change itself.
  *
- * Lines are stored one per item and action in sales_order_history and rendered as
+ * Lines are stored one per item and action (store/order-history-lines.ts) and rendered as
  * `dd.MM.yyyy HH:mm:ss - ItemId <PlatformItemId> - Aktion <Action>:<value>`, oldest first,
  * separated by CR LF, in the service's UTC clock.
  */
@@ -12,6 +12,7 @@ import type { Model } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
+import { appendHistoryLine, historyLinesOf } from '../store/order-history-lines';
 import type { SqlExecutor } from '../store/store';
 
 export type HistoryAction = 'MarkedAsPaid' | 'Versandstatus';
@@ -24,7 +25,6 @@ export interface OrderScope {
   readonly model: Model;
 }
 
-const HISTORY_TABLE = 'sales_order_history';
 const LINE_SEPARATOR = '\r\n';
 
 /** The item ShippingStatus values an order-level status can be copied to (items hold 0 or 1). */
@@ -38,11 +38,7 @@ function itemsOf(scope: OrderScope, orderId: bigint): Promise<EntityRecord[]> {
 }
 
 async function appendLine(scope: OrderScope, orderId: bigint, platformItemId: string, action: HistoryAction, value: number, at: number): Promise<void> {
-  const codec = scope.entities.store.codec;
-  await scope.tx.run(
-    `INSERT INTO "${HISTORY_TABLE}" (account_id, id, sales_order_id, platform_item_id, action, value, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    [scope.accountId, await scope.entities.store.nextId(scope.tx), orderId, platformItemId, action, value, codec.encode('Edm.DateTime', at)],
-  );
+  await appendHistoryLine(scope.entities.store, scope.tx, scope.accountId, orderId, { platformItemId, action, value, recordedAt: at });
 }
 
 /**
@@ -122,12 +118,6 @@ export function formatHistoryTime(ms: number): string {
 
 /** The history of one order as GetSalesOrderHistory answers it: '' when there is none. */
 export async function orderHistoryText(exec: SqlExecutor, entities: EntityStore, accountId: number, orderId: bigint): Promise<string> {
-  const rows = await exec.all<{ platform_item_id: string; action: string; value: unknown; recorded_at: unknown }>(
-    `SELECT platform_item_id, action, value, recorded_at FROM "${HISTORY_TABLE}" WHERE account_id = ? AND sales_order_id = ? ORDER BY id`,
-    [accountId, orderId],
-  );
-  const codec = entities.store.codec;
-  return rows
-    .map((r) => `${formatHistoryTime(codec.decode('Edm.DateTime', r.recorded_at) as number)} - ItemId ${r.platform_item_id} - Aktion ${r.action}:${String(codec.decode('Edm.Int32', r.value))}`)
-    .join(LINE_SEPARATOR);
+  const lines = await historyLinesOf(entities.store, exec, accountId, orderId);
+  return lines.map((l) => `${formatHistoryTime(l.recordedAt)} - ItemId ${l.platformItemId} - Aktion ${l.action}:${String(l.value)}`).join(LINE_SEPARATOR);
 }

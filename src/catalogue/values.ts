@@ -5,7 +5,7 @@
  */
 import { clientSets } from '../model/define';
 import type { EntityTypeDef, PropertyDef } from '../model/types';
-import { badRequest } from '../odata/errors';
+import { invalid } from '../model/rule-violation';
 import { compareDecimal, parseDecimalText, type EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 
@@ -47,7 +47,7 @@ export function applyPayload(
     if (payload.has(p.name)) row[p.name] = payload.get(p.name) ?? null;
     else if (mode === 'merge') row[p.name] = before!;
     else {
-      if (mode === 'create' && p.requiredOnCreate) throw badRequest(`The property '${p.name}' is required to create a ${QUALIFIED(type)}.`);
+      if (mode === 'create' && p.requiredOnCreate) throw invalid(`The property '${p.name}' is required to create a ${QUALIFIED(type)}.`);
       row[p.name] = defaultOf(p);
     }
   }
@@ -67,22 +67,22 @@ export function checkValues(type: EntityTypeDef, row: Readonly<Record<string, Ed
     if (p.access !== 'writable') continue;
     const v = row[p.name] ?? null;
     if (v === null) {
-      if (!p.nullable) throw badRequest(`The property '${p.name}' of ${QUALIFIED(type)} cannot be null.`);
+      if (!p.nullable) throw invalid(`The property '${p.name}' of ${QUALIFIED(type)} cannot be null.`);
       continue;
     }
     // PostgreSQL text cannot hold U+0000; refused on every engine so that both keep the same data.
     if (typeof v === 'string' && p.type === 'Edm.String' && v.includes('\u0000')) {
-      throw badRequest(`The property '${p.name}' must not contain the character U+0000 (NUL).`);
+      throw invalid(`The property '${p.name}' must not contain the character U+0000 (NUL).`);
     }
     if (typeof v === 'string' && p.type === 'Edm.String' && p.maxLength !== undefined && codePoints(v) > p.maxLength) {
-      throw badRequest(`The property '${p.name}' is longer than its maximum length of ${p.maxLength} characters.`);
+      throw invalid(`The property '${p.name}' is longer than its maximum length of ${p.maxLength} characters.`);
     }
     if (p.min !== undefined || p.max !== undefined) {
       const below = p.type === 'Edm.Decimal' ? p.min !== undefined && compareDecimal(v as string, String(p.min)) < 0 : p.min !== undefined && (v as number) < p.min;
       const above = p.type === 'Edm.Decimal' ? p.max !== undefined && compareDecimal(v as string, String(p.max)) > 0 : p.max !== undefined && (v as number) > p.max;
       if (below || above) {
         const range = p.max === undefined ? `at least ${p.min}` : p.min === undefined ? `at most ${p.max}` : `from ${p.min} to ${p.max}`;
-        throw badRequest(`The property '${p.name}' must be ${range}; ${String(v)} is out of range.`);
+        throw invalid(`The property '${p.name}' must be ${range}; ${String(v)} is out of range.`);
       }
     }
   }

@@ -6,14 +6,13 @@
  */
 import type { Clock } from '../clock';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
-import { badRequest, notFound, ODataError } from '../odata/errors';
+import { EntityMissing, invalid, RuleViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import type { EntityPayload, EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { applyFollowUps, catalogCycle, checkRules } from './rules';
 import { applyPayload, type WriteMode } from './values';
-import { entityNotFound } from '../odata/not-found';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
 export type UriResolver = (uri: string, expected: EntityTypeDef) => bigint;
@@ -54,16 +53,16 @@ export class CatalogueWrites {
       const uris = bindingUris(sent);
       if (uris.length === 0) continue;
       if (r.kind === 'reference' && !nav.many) {
-        if (uris.length !== 1) throw badRequest(`The navigation '${navName}' binds exactly one entity.`);
+        if (uris.length !== 1) throw invalid(`The navigation '${navName}' binds exactly one entity.`);
         const target = this.model.typeByName.get(nav.target)!;
         const boundId = this.resolve(uris[0]!, target);
         const sent = values.get(r.foreignKey);
         if (sent !== undefined && sent !== null && sent !== boundId) {
-          throw badRequest(`${r.foreignKey} ${String(sent)} contradicts the binding of '${navName}' to ${String(boundId)}.`);
+          throw invalid(`${r.foreignKey} ${String(sent)} contradicts the binding of '${navName}' to ${String(boundId)}.`);
         }
         values.set(r.foreignKey, boundId);
       } else if (r.kind !== 'linkTable') {
-        throw badRequest(`The navigation '${navName}' cannot be bound in a request body.`);
+        throw invalid(`The navigation '${navName}' cannot be bound in a request body.`);
       }
     }
     return values;
@@ -83,9 +82,9 @@ export class CatalogueWrites {
     if (parent) {
       // POST to Products(1L)/ProductImages: the new entity belongs to that product.
       const r = parent.nav.relation;
-      if (r.kind !== 'reference' || !parent.nav.many) throw badRequest(`Entities cannot be created through the navigation '${parent.nav.name}'.`);
+      if (r.kind !== 'reference' || !parent.nav.many) throw invalid(`Entities cannot be created through the navigation '${parent.nav.name}'.`);
       const sent = values.get(r.foreignKey);
-      if (sent !== undefined && sent !== null && sent !== parent.id) throw badRequest(`${r.foreignKey} ${String(sent)} contradicts the parent ${String(parent.id)} in the URI.`);
+      if (sent !== undefined && sent !== null && sent !== parent.id) throw invalid(`${r.foreignKey} ${String(sent)} contradicts the parent ${String(parent.id)} in the URI.`);
       values.set(r.foreignKey, parent.id);
     }
     const row = applyPayload(type, values, 'create', undefined, this.clock.now());
@@ -112,7 +111,7 @@ export class CatalogueWrites {
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<bigint> {
     const values = this.withBindings(type, payload);
     const stored = await this.entities.find(tx, accountId, type, id);
-    if (!stored) throw entityNotFound(type, id);
+    if (!stored) throw new EntityMissing(type, id);
     const row = applyPayload(type, values, mode, stored, this.clock.now());
     const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
     await checkRules(ctx);
@@ -123,19 +122,19 @@ export class CatalogueWrites {
   }
 
   async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
-    if (!(await this.entities.delete(tx, accountId, type, id))) throw entityNotFound(type, id);
+    if (!(await this.entities.delete(tx, accountId, type, id))) throw new EntityMissing(type, id);
   }
 
   /** Adds a many-to-many link, refusing catalog cycles; adding an existing link changes nothing. */
   private async link(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
     const r = nav.relation;
-    if (r.kind !== 'linkTable') throw new ODataError(400, `Links of '${nav.name}' are not managed with $links.`);
+    if (r.kind !== 'linkTable') throw invalid(`Links of '${nav.name}' are not managed with $links.`);
     const target = this.model.typeByName.get(nav.target)!;
-    if (!(await this.entities.exists(tx, accountId, target, targetId))) throw entityNotFound(target, targetId);
+    if (!(await this.entities.exists(tx, accountId, target, targetId))) throw new EntityMissing(target, targetId);
     if (r.left === r.right) {
       const [parent, child] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
-      if (await catalogCycle(tx, this.entities, accountId, r.table, r.leftColumn, r.rightColumn, parent, child)) {
-        throw badRequest(`Linking ${sourceType.setName}(${sourceId}L) to ${target.setName}(${targetId}L) through '${nav.name}' would make a ${sourceType.name} its own ancestor.`);
+      if (await catalogCycle(tx, this.model, accountId, r.table, r.leftColumn, r.rightColumn, parent, child)) {
+        throw invalid(`Linking ${sourceType.setName}(${sourceId}L) to ${target.setName}(${targetId}L) through '${nav.name}' would make a ${sourceType.name} its own ancestor.`);
       }
     }
     await this.entities.addLink(tx, accountId, nav, sourceId, targetId);
@@ -143,15 +142,15 @@ export class CatalogueWrites {
 
   async addLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
     const targetId = this.resolve(targetUri, this.model.typeByName.get(nav.target)!);
-    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw entityNotFound(sourceType, sourceId);
+    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw new EntityMissing(sourceType, sourceId);
     await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
   }
 
   async removeLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
-    if (nav.relation.kind !== 'linkTable') throw badRequest(`Links of '${nav.name}' are not managed with $links.`);
-    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw entityNotFound(sourceType, sourceId);
+    if (nav.relation.kind !== 'linkTable') throw invalid(`Links of '${nav.name}' are not managed with $links.`);
+    if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw new EntityMissing(sourceType, sourceId);
     if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
-      throw notFound(`${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+      throw new RuleViolation('notFound', `${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
     }
   }
 }

@@ -105,7 +105,12 @@ export const model = defineModel({
       name: 'ProductImage',
       setName: 'ProductImages',
       access: 'catalogue',
-      uniqueKeys: [['ProductId', 'Type']],
+      uniqueKeys: [
+        {
+          properties: ['ProductId', 'Type'],
+          message: 'The product already has an image of Type {Type}: each Type slot (1 list image, 2 offer image, 3 to 12 further images) holds one image.',
+        },
+      ],
       properties: {
         Id: p.key(),
         ProductId: p.int64({ requiredOnCreate: true }),
@@ -119,7 +124,8 @@ export const model = defineModel({
       name: 'ProductRelation',
       setName: 'ProductRelations',
       access: 'catalogue',
-      uniqueKeys: [['ParentProductId', 'ChildProductId']],
+      // A duplicate relation is bad input here, as the original service answered it.
+      uniqueKeys: [{ properties: ['ParentProductId', 'ChildProductId'], message: 'Product {ParentProductId} is already the parent of product {ChildProductId}.', status: 400 }],
       properties: {
         Id: p.key(),
         ParentProductId: p.int64({ requiredOnCreate: true }),
@@ -133,7 +139,7 @@ export const model = defineModel({
       name: 'ProductSpecific',
       setName: 'ProductSpecifics',
       access: 'catalogue',
-      uniqueKeys: [['ProductId', 'Name']],
+      uniqueKeys: [{ properties: ['ProductId', 'Name'], message: "The product already has a ProductSpecific named '{Name}': a Name may be used once per product." }],
       properties: {
         Id: p.key(),
         ProductId: p.int64({ requiredOnCreate: true }),
@@ -148,7 +154,7 @@ export const model = defineModel({
       name: 'ProductVariation',
       setName: 'ProductVariations',
       access: 'catalogue',
-      uniqueKeys: [['ProductId', 'Sku']],
+      uniqueKeys: [{ properties: ['ProductId', 'Sku'], message: "The product already has a variation with Sku '{Sku}': Sku values are unique per product." }],
       properties: {
         Id: p.key(),
         ProductId: p.int64({ requiredOnCreate: true }),
@@ -169,7 +175,7 @@ export const model = defineModel({
       name: 'ProductVariationSpecific',
       setName: 'ProductVariationSpecifics',
       access: 'catalogue',
-      uniqueKeys: [['ProductVariationId', 'Name']],
+      uniqueKeys: [{ properties: ['ProductVariationId', 'Name'], message: "The variation already has a characteristic named '{Name}'." }],
       properties: {
         Id: p.key(),
         ProductVariationId: p.int64({ requiredOnCreate: true }),
@@ -184,7 +190,7 @@ export const model = defineModel({
       setName: 'ProductVariationImages',
       setAliases: ['ProductVariationPictures'],
       access: 'catalogue',
-      uniqueKeys: [['ProductVariationId', 'ImagePosition']],
+      uniqueKeys: [{ properties: ['ProductVariationId', 'ImagePosition'], message: 'The variation already has an image at ImagePosition {ImagePosition}.' }],
       properties: {
         Id: p.key(),
         ProductVariationId: p.int64({ requiredOnCreate: true }),
@@ -198,7 +204,7 @@ export const model = defineModel({
       name: 'OptionalProductAttribute',
       setName: 'OptionalProductAttributes',
       access: 'catalogue',
-      uniqueKeys: [['ProductId', 'Name']],
+      uniqueKeys: [{ properties: ['ProductId', 'Name'], message: "The product already has an OptionalProductAttribute named '{Name}'." }],
       properties: {
         Id: p.key(),
         ProductId: p.int64({ requiredOnCreate: true }),

@@ -13,6 +13,7 @@ import type {
   RelationEnd,
   ServiceOperationDef,
   SetAccess,
+  UniqueKey,
 } from './types';
 
 export function snakeCase(name: string): string {
@@ -53,7 +54,27 @@ export interface EntitySpec {
   readonly setAliases?: readonly string[];
   readonly access: SetAccess;
   readonly properties: Readonly<Record<string, PropertySpec>>;
-  readonly uniqueKeys?: readonly (readonly string[])[];
+  /** Property names (a default message, 409), or the key with its own message and status. */
+  readonly uniqueKeys?: readonly (readonly string[] | UniqueKeySpec)[];
+}
+
+export interface UniqueKeySpec {
+  readonly properties: readonly string[];
+  /** See UniqueKey.message. */
+  readonly message: string;
+  readonly status?: 400 | 409;
+}
+
+function buildUniqueKey(setName: string, spec: readonly string[] | UniqueKeySpec): UniqueKey {
+  if ('properties' in spec) return { properties: spec.properties, message: spec.message, status: spec.status ?? 409 };
+  const properties = spec as readonly string[];
+  const values = properties.map((name) => `${name} {${name}}`).join(', ');
+  return { properties, message: `Another entity of ${setName} has ${values}: (${properties.join(', ')}) is unique per account.`, status: 409 };
+}
+
+/** A unique key's message for a write's values, each shown by `show` (the caller's quoting). */
+export function uniqueKeyMessage(key: UniqueKey, values: Readonly<Record<string, unknown>>, show: (value: string) => string = (v) => v): string {
+  return key.message.replace(/\{(\w+)\}/g, (_, name: string) => show(String(values[name] ?? null)));
 }
 
 export interface ModelSpec {
@@ -181,7 +202,7 @@ export function defineModel(m: ModelSpec): Model {
       access: e.access,
       properties: Object.entries(e.properties).map(([name, s]) => buildProperty(name, s)),
       navigations,
-      uniqueKeys: e.uniqueKeys ?? [],
+      uniqueKeys: (e.uniqueKeys ?? []).map((key) => buildUniqueKey(e.setName, key)),
     };
   });
 
@@ -215,7 +236,7 @@ function checkModel(model: Model): void {
       names.add(member);
     }
     for (const key of t.uniqueKeys) {
-      for (const name of key) if (!t.properties.some((x) => x.name === name)) problems.push(`${t.name} unique key names unknown ${name}`);
+      for (const name of key.properties) if (!t.properties.some((x) => x.name === name)) problems.push(`${t.name} unique key names unknown ${name}`);
     }
     if (t.properties[0]?.access !== 'key' || t.properties[0].name !== 'Id') problems.push(`${t.name} must start with its key Id`);
   }

@@ -64,8 +64,20 @@ export interface EntityTypeDef {
   readonly access: SetAccess;
   readonly properties: readonly PropertyDef[];
   readonly navigations: readonly NavigationDef[];
-  /** Property-name tuples that must be unique within an account (a null member never collides). */
-  readonly uniqueKeys: readonly (readonly string[])[];
+  /** Property tuples that must be unique within an account (a null member never collides). */
+  readonly uniqueKeys: readonly UniqueKey[];
+}
+
+/**
+ * A uniqueness rule: checked generically before a write (catalogue/rules.ts), enforced by a unique
+ * index, and answered alike whichever catches a duplicate.
+ */
+export interface UniqueKey {
+  readonly properties: readonly string[];
+  /** The answer's message; `{Name}` stands for the value of the property Name in the write. */
+  readonly message: string;
+  /** 409 Conflict as a rule, or 400 where the set's rule calls a duplicate bad input. */
+  readonly status: 400 | 409;
 }
 
 /** Multiplicity of an association end, as CSDL writes it. */

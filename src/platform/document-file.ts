@@ -5,6 +5,10 @@
  * exactly as if it had been delivered over the platform API.
  */
 import { ODataError } from '../odata/errors';
+import { RuleViolation } from '../model/rule-violation';
+
+/** The input's own fault, reported with where it is, rather than a fault of ours. */
+const isInputError = (error: unknown): error is Error => error instanceof ODataError || error instanceof RuleViolation;
 import type { PlatformDocument } from './documents';
 import type { DeliveryOutcome, PlatformIntake } from './intake';
 
@@ -61,7 +65,7 @@ export async function importDocuments(intake: PlatformIntake, accountId: number,
     try {
       documents.push(intake.validate(entry.value));
     } catch (error) {
-      if (!(error instanceof ODataError)) throw error;
+      if (!isInputError(error)) throw error;
       problems.push(`${entry.where}: ${error.message}`);
     }
   }
@@ -75,7 +79,7 @@ export async function importDocuments(intake: PlatformIntake, accountId: number,
     try {
       outcomes.push(await intake.apply(accountId, doc));
     } catch (error) {
-      if (!(error instanceof ODataError)) throw error;
+      if (!isInputError(error)) throw error;
       throw new DocumentFileError(`${entries[i]!.where}: ${error.message} The ${i} documents before it were imported; importing them again changes nothing.`);
     }
   }

@@ -16,6 +16,7 @@ import { findAccountByUserName } from '../auth/directory';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { PlatformIntake } from '../platform/intake';
 import type { App } from '../service/app';
+import { answerableError } from '../service/error-reply';
 import { readBody } from './body';
 import { bodyMediaType, headerOf, type Handler, type RequestContext } from './context';
 import { quote } from '../odata/quote';
@@ -99,8 +100,9 @@ export function platformApiHandler(app: App, intake: PlatformIntake, token: stri
         ctx.res.destroy();
         return;
       }
-      if (error instanceof ODataError) {
-        sendJson(ctx, error.status, { error: { status: error.status, message: error.message } }, { ...error.headers });
+      const known = answerableError(error);
+      if (known) {
+        sendJson(ctx, known.status, { error: { status: known.status, message: known.message } }, { ...known.headers });
         return;
       }
       ctx.log.error({ reqId: ctx.id, err: error }, 'platform request failed');

@@ -5,14 +5,22 @@
  * only the request id.
  */
 import { renderError, ODataError, type ErrorFormat } from '../odata/errors';
+import { EntityMissing, RuleViolation, type ViolationKind } from '../model/rule-violation';
+import { entityNotFound } from '../odata/not-found';
 import { WriterBusyError } from '../store/errors';
 import type { Reply } from './responder';
 
 /** Seconds a client should wait before sending a write again that found the writer busy. */
 export const BUSY_RETRY_AFTER_S = 5;
 
+/** The status of each kind of broken rule. */
+const VIOLATION_STATUS: Readonly<Record<ViolationKind, number>> = { invalid: 400, conflict: 409, notFound: 404 };
+
 /** Errors of the layers below, as the answer they get. */
 const KNOWN_ERRORS: readonly ((error: unknown) => ODataError | undefined)[] = [
+  // WCF's wording for a missing entity, which clients match on.
+  (error) => (error instanceof EntityMissing ? entityNotFound(error.type, error.id) : undefined),
+  (error) => (error instanceof RuleViolation ? new ODataError(VIOLATION_STATUS[error.kind], error.message) : undefined),
   (error) =>
     error instanceof WriterBusyError
       ? new ODataError(503, `The service could not write for ${error.waitedMs} ms because the database was busy; nothing was written. Send the request again in a few seconds.`, '', {

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { badRequest, ODataError } from '../odata/errors';
+import { IdempotencyKeys } from '../store/idempotency-keys';
 import type { SqlExecutor, ValueCodec } from '../store/store';
 import type { Reply } from './responder';
 
@@ -30,33 +31,22 @@ export function requestHash(method: string, path: string, body: Buffer): string 
   return createHash('sha256').update(method).update('\n').update(path).update('\n').update(body).digest('hex');
 }
 
-interface StoredReply {
-  request_hash: string;
-  status: number | bigint;
-  headers: string;
-  body: string | null;
-}
-
 /**
  * Runs `create` once per key: the stored answer when the key was seen (409 when it came with
  * another request), else create's answer, stored with it. Call inside the create's transaction.
  */
 export async function once(tx: SqlExecutor, codec: ValueCodec, accountId: number, key: string, hash: string, now: number, create: () => Promise<Reply>): Promise<Reply> {
-  // Forgotten keys go first, per account (a tenant-scoped statement, as row-level security wants).
-  await tx.run('DELETE FROM idempotency_keys WHERE account_id = ? AND created_at < ?', [accountId, codec.encode('Edm.DateTime', now - KEY_LIFETIME_MS)]);
-  const stored = await tx.get<StoredReply>(
-    'SELECT request_hash, status, headers, body FROM idempotency_keys WHERE account_id = ? AND idempotency_key = ?',
-    [accountId, key],
-  );
+  const keys = new IdempotencyKeys(codec);
+  // Forgotten keys go first.
+  await keys.forgetBefore(tx, accountId, now - KEY_LIFETIME_MS);
+  const stored = await keys.find(tx, accountId, key);
   if (stored) {
-    if (stored.request_hash !== hash) {
+    if (stored.requestHash !== hash) {
       throw new ODataError(409, 'The Idempotency-Key was already used for a different request; use a new key for a new request.');
     }
-    const headers = JSON.parse(stored.headers) as Record<string, string>;
-    const contentType = headers['Content-Type'];
-    delete headers['Content-Type'];
+    const { 'Content-Type': contentType, ...headers } = stored.headers;
     return {
-      status: Number(stored.status),
+      status: stored.status,
       ...(contentType !== undefined ? { contentType } : {}),
       ...(stored.body !== null ? { body: stored.body } : {}),
       headers: { ...headers, 'Idempotent-Replayed': 'true' },
@@ -65,9 +55,6 @@ export async function once(tx: SqlExecutor, codec: ValueCodec, accountId: number
   const reply = await create();
   const headers: Record<string, string> = { ...(reply.headers ?? {}), ...(reply.contentType !== undefined ? { 'Content-Type': reply.contentType } : {}) };
   const body = reply.body === undefined ? null : typeof reply.body === 'string' ? reply.body : reply.body.toString('utf8');
-  await tx.run(
-    'INSERT INTO idempotency_keys (account_id, idempotency_key, request_hash, status, headers, body, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    [accountId, key, hash, codec.encode('Edm.Int32', reply.status), JSON.stringify(headers), body, codec.encode('Edm.DateTime', now)],
-  );
+  await keys.remember(tx, accountId, key, { requestHash: hash, status: reply.status, headers, body }, now);
   return reply;
 }

@@ -3,23 +3,18 @@
  * conversion between rows and EntityRecords through the engine's codec. Every statement is
  * scoped by account_id and takes its values as bound parameters.
  */
-import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDef, ThroughEntityRelation } from '../model/types';
+import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDef, ThroughEntityRelation, UniqueKey } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store } from './store';
-import { VERSION_COLUMN } from './schema';
+import { ACCOUNT_COLUMN, uniqueIndexName, VERSION_COLUMN, versionBumpFor } from './schema';
+import { indexName } from './postgres/ddl';
+import { uniqueKeyMessage } from '../model/define';
+import { UniqueKeyViolation } from '../model/rule-violation';
+import { quote } from '../odata/quote';
 
 const q = (name: string) => `"${name}"`;
 
-/**
- * The SET items that give a changed row a new version (its ETag), or '' when none of the changed
- * properties is a concurrency token: the ETag covers what a seller writes, as WCF Data Services
- * computes it from the ConcurrencyMode="Fixed" properties, so a value the service or the platform
- * sets (a profile id, MarkedAsPayed) leaves a client's If-Match valid.
- */
-export function versionBumpFor(changed: readonly PropertyDef[]): string {
-  return changed.some((p) => p.concurrencyToken) ? `, ${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1` : '';
-}
 
 /** The select list of an entity read as an array row (see EntityStore.decodeRow). */
 export function columnsOf(type: EntityTypeDef, alias = 't'): string {
@@ -163,14 +158,22 @@ export class EntityStore {
   }
 
   async insert(tx: SqlExecutor, accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<void> {
-    await tx.run(typeSql(type).insert, [accountId, ...type.properties.map((p) => this.encode(p, values[p.name] ?? null))]);
+    try {
+      await tx.run(typeSql(type).insert, [accountId, ...type.properties.map((p) => this.encode(p, values[p.name] ?? null))]);
+    } catch (error) {
+      throw uniqueKeyViolationOf(type, error, values) ?? error;
+    }
   }
 
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
     if (props.length === 0) return;
     const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ?`;
-    await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+    try {
+      await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+    } catch (error) {
+      throw uniqueKeyViolationOf(type, error, values) ?? error;
+    }
   }
 
   /**
@@ -289,4 +292,36 @@ export class EntityStore {
     const result = await tx.run(`DELETE FROM ${table} WHERE account_id = ? AND ${source} = ? AND ${target} = ?`, [accountId, sourceId, targetId]);
     return result.changes > 0;
   }
+}
+
+/**
+ * Which of the type's unique keys a write collided with, from either engine's error: SQLite's
+ * SQLITE_CONSTRAINT_UNIQUE names the index's columns in its message ("UNIQUE constraint failed:
+ * t.account_id, t.sku"); PostgreSQL's 23505 names the index (its detail, which would show the
+ * values, is withheld under row-level security). Undefined for any other error.
+ */
+function collidingKey(type: EntityTypeDef, error: unknown): UniqueKey | undefined {
+  const e = error as { code?: unknown; message?: unknown; constraint?: unknown };
+  if (e.code === 'SQLITE_CONSTRAINT_UNIQUE' && typeof e.message === 'string') {
+    const columns = /UNIQUE constraint failed: (.*)$/.exec(e.message)?.[1]?.split(',').map((c) => c.trim().replace(/^.*\./, ''));
+    if (!columns) return undefined;
+    return type.uniqueKeys.find((key) => {
+      const keyColumns = [ACCOUNT_COLUMN, ...key.properties.map((name) => type.properties.find((p) => p.name === name)?.column)];
+      return keyColumns.length === columns.length && keyColumns.every((c, i) => c === columns[i]);
+    });
+  }
+  if (e.code === '23505' && typeof e.constraint === 'string') {
+    return type.uniqueKeys.find((key) => indexName(uniqueIndexName(type, key)) === e.constraint);
+  }
+  return undefined;
+}
+
+/**
+ * A collision with one of the type's unique keys, as the same violation the generic check
+ * (catalogue/rules.ts) throws, so a key that no check caught still answers with its status and
+ * message (409 naming the key), never a 500.
+ */
+function uniqueKeyViolationOf(type: EntityTypeDef, error: unknown, values: Readonly<Record<string, EdmValue>>): UniqueKeyViolation | undefined {
+  const key = collidingKey(type, error);
+  return key && new UniqueKeyViolation(type, key, uniqueKeyMessage(key, values, (v) => quote(v)));
 }

@@ -16,7 +16,7 @@ import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import type { ExpandNode, LiteralExpr, OrderByItem } from '../odata/expr/ast';
 import type { ReadPlan } from '../odata/plan';
-import { badRequest } from '../odata/errors';
+import { invalid } from '../model/rule-violation';
 import { columnsOf, rowWidth, type EntityStore } from './entities';
 import type { SqlDialect } from './sql/dialect';
 import { compileExpression, compileOrderBy, encodeLiteral, storedType, type ExpressionScope } from './sql/expression';
@@ -151,7 +151,7 @@ export class EntityReads {
    */
   private afterCondition(b: StatementBuilder, orderBy: readonly OrderByItem[], after: readonly LiteralExpr[]): string {
     const keys = [...orderBy.map((o) => ({ sql: compileExpression(b, o.expr), descending: o.descending })), { sql: 't.id', descending: false }];
-    if (after.length !== keys.length) throw badRequest(`The $skiptoken has ${after.length} values; this request orders by ${keys.length} keys.`);
+    if (after.length !== keys.length) throw invalid(`The $skiptoken has ${after.length} values; this request orders by ${keys.length} keys.`);
     const value = (i: number) => b.dialect.typed(after[i]!.type, b.params.add(encodeLiteral(this.store.codec, after[i]!.type, after[i]!.value)));
     const equal = (i: number) => (after[i]!.value === null ? `${keys[i]!.sql} IS NULL` : `${keys[i]!.sql} = ${value(i)}`);
     const beyond = (i: number) => {
@@ -265,7 +265,7 @@ export class EntityReads {
       return await step();
     } catch (error) {
       const message = b.dialect.expressionError(error);
-      if (message !== undefined) throw badRequest(message);
+      if (message !== undefined) throw invalid(message);
       throw error;
     }
   }

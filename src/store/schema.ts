@@ -8,7 +8,7 @@
  * by account. The auth directory (accounts, tokens, sessions, throttle) is looked up by what a
  * request presents (a user name or a credential hash) before the account is known.
  */
-import type { EdmType, EntityTypeDef, Model } from '../model/types';
+import type { EdmType, EntityTypeDef, Model, PropertyDef, UniqueKey } from '../model/types';
 
 export type ColumnType = 'int64' | 'int32' | 'decimal' | 'text' | 'boolean' | 'datetime';
 
@@ -55,6 +55,16 @@ export const ACCOUNT_COLUMN = 'account_id';
  */
 export const VERSION_COLUMN = 'row_version';
 
+/**
+ * The SET items that give a changed row a new version (its ETag), or '' when none of the changed
+ * properties is a concurrency token: the ETag covers what a seller writes, as WCF Data Services
+ * computes it from the ConcurrencyMode="Fixed" properties, so a value the service or the platform
+ * sets (a profile id, MarkedAsPayed) leaves a client's If-Match valid.
+ */
+export function versionBumpFor(changed: readonly PropertyDef[]): string {
+  return changed.some((p) => p.concurrencyToken) ? `, "${VERSION_COLUMN}" = "${VERSION_COLUMN}" + 1` : '';
+}
+
 const columnTypeOf: Record<EdmType, ColumnType> = {
   'Edm.Int64': 'int64',
   'Edm.Int32': 'int32',
@@ -88,8 +98,8 @@ function entityTable(model: Model, t: EntityTypeDef): TableDef {
     indexes.push({ name: `${t.table}_by_${fkColumn}`, columns: [ACCOUNT_COLUMN, fkColumn], unique: false });
   }
   for (const key of t.uniqueKeys) {
-    const keyColumns = key.map((name) => t.properties.find((x) => x.name === name)!.column);
-    indexes.push({ name: `${t.table}_unique_${keyColumns.join('_')}`, columns: [ACCOUNT_COLUMN, ...keyColumns], unique: true });
+    const keyColumns = key.properties.map((name) => t.properties.find((x) => x.name === name)!.column);
+    indexes.push({ name: uniqueIndexName(t, key), columns: [ACCOUNT_COLUMN, ...keyColumns], unique: true });
   }
   return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes };
 }
@@ -169,24 +179,35 @@ const serviceTables: readonly TableDef[] = [
   },
 ];
 
+export const ORDER_HISTORY = {
+  table: 'sales_order_history',
+  id: 'id',
+  orderId: 'sales_order_id',
+  platformItemId: 'platform_item_id',
+  action: 'action',
+  value: 'value',
+  recordedAt: 'recorded_at',
+} as const;
+
 /** Order history lines (GetSalesOrderHistory); a tenant table that is not an entity set. */
 function orderHistoryTable(model: Model): TableDef {
   const orders = model.typeByName.get('SalesOrder')!;
+  const H = ORDER_HISTORY;
   return {
-    name: 'sales_order_history',
+    name: H.table,
     tenant: true,
     columns: [
       col(ACCOUNT_COLUMN, 'int64'),
-      col('id', 'int64'),
-      col('sales_order_id', 'int64'),
-      col('platform_item_id', 'text'),
-      col('action', 'text'),
-      col('value', 'int32'),
-      col('recorded_at', 'datetime'),
+      col(H.id, 'int64'),
+      col(H.orderId, 'int64'),
+      col(H.platformItemId, 'text'),
+      col(H.action, 'text'),
+      col(H.value, 'int32'),
+      col(H.recordedAt, 'datetime'),
     ],
-    primaryKey: [ACCOUNT_COLUMN, 'id'],
-    foreignKeys: [{ columns: [ACCOUNT_COLUMN, 'sales_order_id'], refTable: orders.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' }],
-    indexes: [{ name: 'sales_order_history_by_order', columns: [ACCOUNT_COLUMN, 'sales_order_id', 'id'], unique: false }],
+    primaryKey: [ACCOUNT_COLUMN, H.id],
+    foreignKeys: [{ columns: [ACCOUNT_COLUMN, H.orderId], refTable: orders.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' }],
+    indexes: [{ name: 'sales_order_history_by_order', columns: [ACCOUNT_COLUMN, H.orderId, H.id], unique: false }],
   };
 }
 
@@ -194,21 +215,31 @@ function orderHistoryTable(model: Model): TableDef {
  * The first answer to a POST that carried an Idempotency-Key, written in the same transaction
  * as what the POST created: a retry with the key gets this answer and creates nothing.
  */
+export const IDEMPOTENCY = {
+  table: 'idempotency_keys',
+  key: 'idempotency_key',
+  requestHash: 'request_hash',
+  status: 'status',
+  headers: 'headers',
+  body: 'body',
+  createdAt: 'created_at',
+} as const;
+
 const idempotencyTable: TableDef = {
-  name: 'idempotency_keys',
+  name: IDEMPOTENCY.table,
   tenant: true,
   columns: [
     col(ACCOUNT_COLUMN, 'int64'),
-    col('idempotency_key', 'text'),
-    col('request_hash', 'text'),
-    col('status', 'int32'),
-    col('headers', 'text'),
-    col('body', 'text', true),
-    col('created_at', 'datetime'),
+    col(IDEMPOTENCY.key, 'text'),
+    col(IDEMPOTENCY.requestHash, 'text'),
+    col(IDEMPOTENCY.status, 'int32'),
+    col(IDEMPOTENCY.headers, 'text'),
+    col(IDEMPOTENCY.body, 'text', true),
+    col(IDEMPOTENCY.createdAt, 'datetime'),
   ],
-  primaryKey: [ACCOUNT_COLUMN, 'idempotency_key'],
+  primaryKey: [ACCOUNT_COLUMN, IDEMPOTENCY.key],
   foreignKeys: [],
-  indexes: [{ name: 'idempotency_keys_by_age', columns: [ACCOUNT_COLUMN, 'created_at'], unique: false }],
+  indexes: [{ name: 'idempotency_keys_by_age', columns: [ACCOUNT_COLUMN, IDEMPOTENCY.createdAt], unique: false }],
 };
 
 /** Every table, parents before children (the order DDL must run in). */
@@ -235,4 +266,9 @@ function orderByDependencies(tables: TableDef[]): TableDef[] {
   };
   for (const t of tables) visit(t, new Set());
   return ordered;
+}
+
+/** The unique index of a key (before PostgreSQL shortens a long name, see postgres/ddl.ts). */
+export function uniqueIndexName(type: EntityTypeDef, key: UniqueKey): string {
+  return `${type.table}_unique_${key.properties.map((name) => type.properties.find((p) => p.name === name)!.column).join('_')}`;
 }
