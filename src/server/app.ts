@@ -25,8 +25,9 @@ import { PLATFORM_PATH, platformApiHandler } from './platform-api';
 import { PlatformIntake } from '../platform/intake';
 import { SERVICE_PATH } from './service-root';
 import { HEALTH_PATH, healthHandler } from './health';
-
-const PRUNE_INTERVAL_MS = 10 * 60_000;
+import { startHousekeeping } from './housekeeping';
+import { noActivity, type Activity } from '../activity';
+import { setUpMetrics } from './metrics-setup';
 
 export interface App {
   readonly config: Config;
@@ -39,6 +40,8 @@ export interface App {
   readonly operations: CatalogueOperations;
   readonly clock: Clock;
   readonly log: Logger;
+  /** Where the layers report logins and $batch sizes (the metrics, when they are on). */
+  readonly activity: Activity;
   /** Generated once: the model does not change while the service runs. */
   readonly metadataXml: string;
   /** host:port the server listens on, for URIs when a request names no usable Host. */
@@ -76,6 +79,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const catalogue = createCatalogueServices(store, clock);
   const reads = new EntityReads(model, store, catalogue.entities);
   let address = `${config.host}:${config.port}`;
+  const metrics = await setUpMetrics(config, model, store, log).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const app: App = {
     config,
     model,
@@ -87,6 +94,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     operations: catalogue.operations,
     clock,
     log,
+    activity: metrics?.activity ?? noActivity,
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };
@@ -101,14 +109,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
         secureCookies: config.secureCookies,
         absoluteTimeoutMs: sessions.options.absoluteTimeoutMs,
         now: () => clock.now(),
+        activity: app.activity,
       }),
     },
   ];
+  if (metrics?.route) routes.push(metrics.route);
   // The platform API exists only with its credential configured: without it nothing answers there.
   if (config.platformToken !== undefined) {
     routes.push({ prefix: PLATFORM_PATH, handler: platformApiHandler(app, new PlatformIntake(catalogue), config.platformToken) });
   }
-  const server = createHttpServer(routes, config.limits, log);
+  const server = createHttpServer(routes, config.limits, log, metrics?.observe);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -119,14 +129,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     });
   } catch (error) {
     // Port taken or not allowed: release the database too, or its pool keeps the process alive.
+    await metrics?.close();
     await store.close();
     throw error;
   }
-  // Expired sessions and stale throttle rows are refused anyway; pruning only keeps tables small.
-  const pruner = setInterval(() => {
-    sessions.pruneExpired().catch((error: unknown) => log.warn({ err: error }, 'pruning expired sessions failed'));
-  }, PRUNE_INTERVAL_MS);
-  pruner.unref();
+  const housekeeping = startHousekeeping(store, sessions, clock, config.housekeepingIntervalMs, log);
   const bound = server.address() as AddressInfo;
   address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   return {
@@ -136,10 +143,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     async close() {
       // Stop accepting, let in-flight requests finish, drop idle keep-alive connections.
       draining = true;
-      clearInterval(pruner);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
+      await housekeeping.stop();
+      await metrics?.close();
       await store.close();
     },
   };

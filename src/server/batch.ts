@@ -52,6 +52,7 @@ export async function handleBatch(caller: BatchCaller, ctx: RequestContext, opti
   for (const part of parts) {
     answers.push(part.kind === 'query' ? await runQueryPart(caller, part.request, budget) : await runChangeset(caller, part.requests));
   }
+  caller.app.activity.batch(parts.length, parts.flatMap((part) => (part.kind === 'query' ? [] : [part.requests.length])));
   const written = writeBatchResponse(answers);
   new HttpResponder(ctx.res).send({ status: 202, contentType: written.contentType, body: written.body, version: 1 });
 }
