@@ -142,13 +142,13 @@ export async function insertSubscriptionTokenForUser(
   return result.changes > 0;
 }
 
-/** Marks a live token revoked (the row stays, for audit); false when none was live. */
-export async function revokeSubscriptionToken(tx: SqlExecutor, tokenHash: string, now: number): Promise<boolean> {
-  const result = await tx.run(
-    `UPDATE subscription_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL`,
+/** Marks a live token revoked (the row stays, for audit); the account it was of, undefined when none was live. */
+export async function revokeSubscriptionToken(tx: SqlExecutor, tokenHash: string, now: number): Promise<number | undefined> {
+  const row = await tx.get<{ account_id: unknown }>(
+    `UPDATE subscription_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING account_id`,
     [now, tokenHash],
   );
-  return result.changes > 0;
+  return row ? toNumber(row.account_id) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,11 @@ import { send } from '../server/respond';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { SessionService } from './sessions';
 import { noActivity, type Activity } from '../activity';
+import { audit as auditEvent, type AuditEvent } from '../audit';
+
+function audit(ctx: RequestContext, event: AuditEvent, fields: Record<string, unknown>): void {
+  auditEvent(ctx.log, event, { reqId: ctx.id, clientAddress: ctx.clientAddress, ...fields });
+}
 
 export const SESSION_COOKIE = '.ASPXAUTH';
 /** Login bodies are tiny; anything bigger is not a login. */
@@ -21,14 +26,6 @@ export interface AuthEndpointOptions {
   readonly now: () => number;
   /** Told how each login ended (the metrics). */
   readonly activity?: Activity;
-}
-
-/**
- * One audit event: at info level, with the client address, and the account when known. Never a
- * password, token or cookie: only what they were used for.
- */
-function audit(ctx: RequestContext, event: string, fields: Record<string, unknown>): void {
-  ctx.log.info({ audit: event, reqId: ctx.id, clientAddress: ctx.clientAddress, ...fields }, `audit: ${event}`);
 }
 
 function json(ctx: RequestContext, value: unknown, headers: Record<string, string> = {}): void {
@@ -87,7 +84,9 @@ async function login(ctx: RequestContext, options: AuthEndpointOptions): Promise
   }
   if (!result.ok) {
     activity.login('failure');
-    audit(ctx, 'login failed', { userName: request.userName.slice(0, 100), ...(result.accountId !== undefined ? { accountId: result.accountId } : {}) });
+    // The user name as sent stands for the account: the answer (and so this result) does not
+    // say whether one exists.
+    audit(ctx, 'login failed', { userName: request.userName.slice(0, 100) });
     return json(ctx, false);
   }
   activity.login('success');

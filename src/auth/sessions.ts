@@ -51,8 +51,6 @@ export interface LoginSucceeded {
 /** Unknown user name and wrong password both get exactly this: nothing tells them apart. */
 export interface LoginFailed {
   readonly ok: false;
-  /** The account the user name names, when there is one (for the audit log, never the answer). */
-  readonly accountId?: number;
 }
 
 /** Too many recent failures for this user name or client address: 429 with Retry-After. */
@@ -107,7 +105,7 @@ export class SessionService {
       account?.passwordHash ?? DUMMY_PASSWORD_HASH,
     );
     // A disabled account answers as a wrong password would: nothing tells a caller it exists.
-    if (!account || !passwordIsPossible || !matches || account.disabled) return account ? { ok: false, accountId: account.accountId } : { ok: false };
+    if (!account || !passwordIsPossible || !matches || account.disabled) return { ok: false };
 
     const cookieValue = newSessionValue();
     const now = this.clock.now();
