@@ -19,6 +19,8 @@ import { errorReply } from './respond';
 export interface BatchCaller {
   readonly app: App;
   readonly accountId: number;
+  /** Where the batch came from (the audit trail names it). */
+  readonly clientAddress: string;
   /** Absolute, as for the batch request itself: the base of every URI in the answers. */
   readonly serviceRoot: string;
   /** The batch request's id: a fault in any part is logged and answered with it. */
@@ -71,6 +73,7 @@ export function innerODataRequest(caller: BatchCaller, inner: InnerRequest, quer
   return {
     app: caller.app,
     accountId: caller.accountId,
+    clientAddress: caller.clientAddress,
     method: inner.method,
     options,
     versions,

@@ -54,10 +54,11 @@ export function publicApiHandler(app: App): Handler {
     const path = parseResourcePath(app.model, rest);
     const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
     // The batch's own version headers stand in for those an inner request does not send.
-    if (path.kind === 'batch') return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log, header: (name) => headerOf(ctx, name) }, ctx, options);
+    if (path.kind === 'batch') return handleBatch({ app, accountId, clientAddress: ctx.clientAddress, serviceRoot, requestId: ctx.id, log: ctx.log, header: (name) => headerOf(ctx, name) }, ctx, options);
     const request: ODataRequest = {
       app,
       accountId,
+      clientAddress: ctx.clientAddress,
       method,
       options,
       versions,
