@@ -169,10 +169,9 @@ export class SessionService {
    * Deletes expired sessions and quiet throttle rows (housekeeping; expired rows are refused
    * anyway), `batchSize` rows per transaction, so the writer is never held for long.
    */
-  async pruneExpired(batchSize = PRUNE_BATCH_SIZE): Promise<{ sessions: number; throttleRows: number }> {
-    const now = this.clock.now();
+  async pruneExpired(batchSize = PRUNE_BATCH_SIZE, now = this.clock.now()): Promise<{ sessions: number; throttleRows: number }> {
     const sessions = await inBatches(batchSize, (limit) => this.store.writeDirectory((tx) => deleteExpiredSessions(tx, now, now - this.options.idleTimeoutMs, limit)));
-    const throttleRows = await this.throttle.prune(batchSize);
+    const throttleRows = await this.throttle.prune(batchSize, now);
     return { sessions, throttleRows };
   }
 

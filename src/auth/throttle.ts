@@ -179,8 +179,8 @@ export class LoginThrottle {
   }
 
   /** Deletes rows that have been quiet for a whole window (housekeeping), `batchSize` per transaction. */
-  async prune(batchSize = PRUNE_BATCH_SIZE): Promise<number> {
-    const staleBefore = this.clock.now() - this.options.windowMs;
+  async prune(batchSize = PRUNE_BATCH_SIZE, now = this.clock.now()): Promise<number> {
+    const staleBefore = now - this.options.windowMs;
     return inBatches(batchSize, (limit) => this.store.writeDirectory((tx) => deleteStaleThrottleRows(tx, staleBefore, limit)));
   }
 

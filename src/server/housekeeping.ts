@@ -40,8 +40,10 @@ async function pruneIdempotencyKeys(store: Store, accountId: number, cutoff: num
 }
 
 export async function runHousekeeping(store: Store, sessions: SessionService, clock: Clock): Promise<HousekeepingReport> {
-  const pruned = await sessions.pruneExpired();
-  const cutoff = clock.now() - KEY_LIFETIME_MS;
+  // One time for the whole run: what it removes is what had expired when it began.
+  const now = clock.now();
+  const pruned = await sessions.pruneExpired(PRUNE_BATCH_SIZE, now);
+  const cutoff = now - KEY_LIFETIME_MS;
   let idempotencyKeys = 0;
   // Per account: on PostgreSQL row-level security shows a transaction one account's keys only.
   for (const accountId of await listAccountIds(store.directory)) idempotencyKeys += await pruneIdempotencyKeys(store, accountId, cutoff);
