@@ -1,7 +1,7 @@
 /**
  * Backing up and restoring a PostgreSQL database with PostgreSQL's own tools, exactly as
- * docs/operating.md says: pg_dump as a role that bypasses row-level security (here the
- * superuser) while the service serves, pg_restore into a new database owned by the owner role,
+ * docs/operating.md says: pg_dump as a backup role that bypasses row-level security and may
+ * read all data (BYPASSRLS, pg_read_all_data) while the service serves, pg_restore into a new database owned by the owner role,
  * `catalogue migrate`, and a service on the restored database answers with the same data (and
  * the same sessions, so a connector stays logged in).
  */
@@ -39,6 +39,10 @@ describe('PostgreSQL backup with pg_dump and restore with pg_restore', { skip, t
     await store.migrate();
     const account = await createAccount(store, systemClock, { userName: 'pg-backup', password: 'pg-backup-password' });
     await store.close();
+    // The backup role of docs/operating.md: reads everything, past row-level security, and nothing more.
+    const setup = new pg.Client({ connectionString: cluster.adminUrl });
+    await setup.connect();
+    await setup.query('CREATE ROLE catalogue_backup LOGIN BYPASSRLS; GRANT pg_read_all_data TO catalogue_backup').finally(() => setup.end());
     const serve = await serveProcess(env);
     const ids: string[] = [];
     const dump = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-dump-')), 'catalogue.dump');
@@ -52,7 +56,10 @@ describe('PostgreSQL backup with pg_dump and restore with pg_restore', { skip, t
         ids.push(String((JSON.parse(res.body) as { d: { Id: string } }).d.Id));
       }
       // While the service runs: pg_dump reads one consistent snapshot.
-      execFileSync(`${bin}/pg_dump`, ['--format=custom', `--file=${dump}`, cluster.adminUrl]);
+      // The owner role cannot: every tenant table forces row-level security on it too.
+      assert.throws(() => execFileSync(`${bin}/pg_dump`, ['--format=custom', `--file=${dump}.owner`, cluster.ownerUrl], { stdio: 'pipe' }), /row-level security/);
+      const backupUrl = cluster.adminUrl.replace('//postgres@', '//catalogue_backup@');
+      execFileSync(`${bin}/pg_dump`, ['--format=custom', `--file=${dump}`, backupUrl]);
     } finally {
       await serve.stop();
     }
