@@ -6,6 +6,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import pg from 'pg';
 import { request } from '../support/http-client';
 import { startLive, type LiveService } from '../support/live-service';
@@ -59,4 +60,31 @@ test('a database that cannot be used: /health/ready is 503 "database unavailable
   assert.deepEqual((await get('/health/ready')).body, { status: 'database unavailable' });
   assert.equal((await get('/health/ready')).status, 503);
   assert.deepEqual(await get('/health'), { status: 200, body: { status: 'alive' }, type: 'application/json;charset=utf-8', cache: 'no-store' });
+});
+
+test('a process that is draining for a shutdown is not ready: 503 "draining" on a connection still open', async () => {
+  const draining = await startLive();
+  const body = JSON.stringify({ userName: 'somebody', password: 'some-password' });
+  const socket = net.connect(Number(new URL(draining.origin).port), '127.0.0.1');
+  let answers = '';
+  socket.on('data', (chunk: Buffer) => (answers += chunk.toString('latin1')));
+  // A login whose body has not all arrived: it keeps the connection in flight while the service closes.
+  const inFlight = new Promise((resolve) => draining.service.server.once('request', resolve));
+  socket.write(`POST /Authentication_JSON_AppService.axd/Login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+  await inFlight;
+  const closed = draining.service.close();
+  // The rest of the body, and a readiness check pipelined behind it on the same connection.
+  socket.write(`${body.slice(5)}GET /health/ready HTTP/1.1\r\nHost: x\r\n\r\n`);
+  // Until both answers are in (the second ends with its JSON body), or the server hangs up.
+  await new Promise<void>((resolve) => {
+    socket.on('data', () => {
+      if ((answers.match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 2 && answers.endsWith('}')) resolve();
+    });
+    socket.on('close', () => resolve());
+  });
+  socket.destroy();
+  await closed;
+  const statuses = [...answers.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+  assert.deepEqual(statuses, [200, 503], JSON.stringify(answers));
+  assert.ok(answers.endsWith('{"status":"draining"}'), answers);
 });
