@@ -154,3 +154,21 @@ describe('metrics of `serve --workers 2` on METRICS_PORT', { timeout: 120_000 },
     assert.equal((await request(`http://127.0.0.1:${metricsPort}/health`)).status, 404);
   });
 });
+
+describe('metrics of `serve --workers 2` behind METRICS_TOKEN on the shared port', { timeout: 120_000 }, () => {
+  test('a scrape that reaches any worker answers with the sum over both', async () => {
+    const serve = await serveProcess({ ...(await freshDatabase()).env, METRICS_TOKEN: TOKEN }, ['--workers', '2']);
+    try {
+      assert.equal((await request(serve.origin + '/metrics')).status, 401);
+      // Several scrapes on new connections: whichever worker takes one, it answers for both.
+      for (let i = 0; i < 4; i++) assert.equal((await scrape(serve.origin + '/metrics', TOKEN)).value('catalogue_processes'), 2);
+      const first = await scrape(serve.origin + '/metrics', TOKEN);
+      await Promise.all(Array.from({ length: 20 }, async () => assert.equal((await request(serve.origin + '/health/ready')).status, 200)));
+      const second = await scrape(serve.origin + '/metrics', TOKEN);
+      const ready = (s: typeof first) => s.value('catalogue_http_requests_total', { kind: 'health', method: 'GET', status: '200' });
+      assert.equal(ready(second) - ready(first), 20);
+    } finally {
+      await serve.stop();
+    }
+  });
+});
