@@ -39,7 +39,13 @@ export function uriKind(model: Model, path: string): string {
   if (first === undefined) return 'service_document';
   if (first === '$metadata') return 'metadata';
   if (first === '$batch') return 'batch';
-  const name = decodeURIComponent(first.replace(/\(.*$/s, '').replace(/%(?![0-9a-f]{2})/gi, '%25'));
+  let name: string;
+  try {
+    name = decodeURIComponent(first.replace(/\(.*$/s, ''));
+  } catch {
+    // Not valid percent-encoded UTF-8: no set or operation has such a name.
+    return 'unknown';
+  }
   if (model.operationByName.has(name)) return 'operation';
   if (!model.typeBySetName.has(name)) return 'unknown';
   if (segments.includes('$links')) return 'links';

@@ -81,11 +81,14 @@ describe('metrics of one process, behind METRICS_TOKEN', { timeout: 120_000 }, (
     const batch = await request(`${serve.origin}${SERVICE}/$batch`, { method: 'POST', headers: { ...auth, 'Content-Type': 'multipart/mixed; boundary=b' }, body: batchOfTwoCreates() });
     assert.equal(batch.status, 202, batch.body);
     assert.match(batch.body, /HTTP\/1\.1 201/);
+    // A path that is not valid percent-encoded UTF-8 is counted (as an unknown kind), not a fault.
+    assert.equal((await request(`${serve.origin}${SERVICE}/Products%E0%A4%A`, { headers: auth })).status, 400);
     const after = await scrape(url, TOKEN);
 
     const moved = (name: string, labels: Record<string, string> = {}) => after.value(name, labels) - before.value(name, labels);
     assert.equal(moved('catalogue_http_requests_total', { kind: 'metadata', method: 'GET', status: '200' }), 3);
     assert.equal(moved('catalogue_http_requests_total', { kind: 'entity', method: 'GET', status: '404' }), 1);
+    assert.equal(moved('catalogue_http_requests_total', { kind: 'unknown', method: 'GET', status: '400' }), 1);
     assert.equal(moved('catalogue_http_requests_total', { kind: 'batch', method: 'POST', status: '202' }), 1);
     assert.equal(moved('catalogue_http_requests_total', { kind: 'login', method: 'POST', status: '200' }), 2);
     assert.equal(moved('catalogue_logins_total', { outcome: 'success' }), 1);
