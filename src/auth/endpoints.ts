@@ -8,8 +8,8 @@ import { readBody } from '../server/body';
 import { send } from '../server/respond';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { SessionService } from './sessions';
-import { noActivity, type Activity } from '../activity';
-import { audit as auditEvent, type AuditEvent } from '../audit';
+import { noActivity, type Activity } from './activity';
+import { audit as auditEvent, type AuditEvent } from './audit';
 
 function audit(ctx: RequestContext, event: AuditEvent, fields: Record<string, unknown>): void {
   auditEvent(ctx.log, event, { reqId: ctx.id, clientAddress: ctx.clientAddress, ...fields });

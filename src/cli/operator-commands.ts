@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import pino from 'pino';
-import { audit, type AuditEvent } from '../audit';
+import { audit, type AuditEvent } from '../auth/audit';
 import type { Config } from '../config';
 import { systemClock } from '../clock';
 import { changePassword, deleteAccount, disableAccount, enableAccount, listAccounts } from '../auth/lifecycle';

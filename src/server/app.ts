@@ -26,7 +26,7 @@ import { PlatformIntake } from '../platform/intake';
 import { SERVICE_PATH } from './service-root';
 import { HEALTH_PATH, healthHandler } from './health';
 import { startHousekeeping } from './housekeeping';
-import { noActivity, type Activity } from '../activity';
+import { noActivity, type Activity } from '../auth/activity';
 import { setUpMetrics } from './metrics-setup';
 
 export interface App {
@@ -79,7 +79,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const catalogue = createCatalogueServices(store, clock);
   const reads = new EntityReads(model, store, catalogue.entities);
   let address = `${config.host}:${config.port}`;
-  const metrics = await setUpMetrics(config, model, store, log).catch(async (error: unknown) => {
+  const metrics = await setUpMetrics(config, model, store, PLATFORM_PATH, log).catch(async (error: unknown) => {
     await store.close();
     throw error;
   });

@@ -7,7 +7,7 @@
 import cluster from 'node:cluster';
 import type http from 'node:http';
 import type { Logger } from 'pino';
-import type { Activity } from '../activity';
+import type { Activity } from '../auth/activity';
 import type { Config } from '../config';
 import type { Model } from '../model/types';
 import type { Store } from '../store/store';
@@ -24,10 +24,10 @@ export interface MetricsSetUp {
   close(): Promise<void>;
 }
 
-export async function setUpMetrics(config: Config, model: Model, store: Store, log: Logger): Promise<MetricsSetUp | undefined> {
+export async function setUpMetrics(config: Config, model: Model, store: Store, platformPath: string, log: Logger): Promise<MetricsSetUp | undefined> {
   const { token, port } = config.metrics;
   if (token === undefined && port === undefined) return undefined;
-  const metrics = new ServiceMetrics(model, store);
+  const metrics = new ServiceMetrics(model, store, platformPath);
   const source: MetricsSource = cluster.isWorker
     ? workerMetricsSource(metrics.registry)
     : async () => ({ text: await metrics.registry.metrics(), contentType: metrics.registry.contentType });

@@ -8,11 +8,10 @@
  * Every label therefore has a small, fixed set of values, as Prometheus needs.
  */
 import client from 'prom-client';
-import type { Activity, LoginOutcome } from '../activity';
+import type { Activity, LoginOutcome } from '../auth/activity';
 import type { Model } from '../model/types';
 import type { Store } from '../store/store';
 import { SERVICE_PATH } from './service-root';
-import { PLATFORM_PATH } from './platform-api';
 import type { RequestObserver } from './http';
 
 /** Methods kept as they are in the method label; anything else counts as OTHER. */
@@ -26,13 +25,13 @@ const COUNT_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
  * The kind of a request's URI, from its path alone: which part of the service it addresses and,
  * under the OData service, what sort of resource (a collection, one entity, a navigation…).
  */
-export function uriKind(model: Model, path: string): string {
+export function uriKind(model: Model, platformPath: string, path: string): string {
   const lower = path.toLowerCase();
   const under = (prefix: string) => lower === prefix || lower.startsWith(prefix + '/') || lower.startsWith(prefix + '(');
   if (under('/health')) return 'health';
   if (lower === '/metrics') return 'metrics';
   if (under('/authentication_json_appservice.axd')) return 'login';
-  if (under(PLATFORM_PATH)) return 'platform';
+  if (under(platformPath)) return 'platform';
   if (!under(SERVICE_PATH)) return 'unknown';
   const segments = path.slice(SERVICE_PATH.length).split('/').filter((s) => s !== '');
   const first = segments[0];
@@ -104,9 +103,11 @@ export class ServiceMetrics implements Activity {
     registers: [this.registry],
   });
 
+  /** `platformPath`: where the platform API is served (passed in: its module depends on the app). */
   constructor(
     private readonly model: Model,
     store: Store,
+    private readonly platformPath: string,
   ) {
     for (const outcome of ['success', 'failure', 'throttled'] as const) this.logins.inc({ outcome }, 0);
     new client.Gauge({
@@ -147,7 +148,7 @@ export class ServiceMetrics implements Activity {
       if (ended) return;
       ended = true;
       this.inFlight.dec();
-      const kind = uriKind(this.model, path);
+      const kind = uriKind(this.model, this.platformPath, path);
       const verb = method !== undefined && METHODS.has(method) ? method : 'OTHER';
       this.requests.inc({ kind, method: verb, status: String(status) });
       this.latency.observe({ kind, method: verb }, seconds);

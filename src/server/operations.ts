@@ -18,7 +18,7 @@ import type { SqlExecutor } from '../store/store';
 import type { ODataRequest } from './odata-request';
 import type { Reply } from './responder';
 import { responseVersion } from './resources';
-import { audit } from '../audit';
+import { audit } from '../auth/audit';
 
 interface PreparedCall {
   readonly operation: ServiceOperationDef;

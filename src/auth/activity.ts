@@ -1,7 +1,9 @@
 /**
- * What the layers report while they work, for the operator's metrics. It is an interface of its
- * own, below every layer, so that authentication and the $batch runner can report without
- * knowing how (or whether) anything is counted; the server wires it to the metrics registry.
+ * What the layers report while they work, for the operator's metrics: an interface of its own,
+ * so that the login endpoints and the $batch runner report without knowing how (or whether)
+ * anything is counted; the server wires it to the metrics registry. It lives in auth/ because
+ * that is the lowest layer that reports (the store reports through its own observeCommits), so
+ * every layer that reports may import it.
  */
 export type LoginOutcome = 'success' | 'failure' | 'throttled';
 
