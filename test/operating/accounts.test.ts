@@ -77,6 +77,18 @@ describe('account password, disable, enable and list', { timeout: 120_000 }, () 
     assert.deepEqual(auditLines(enabled.stderr).map((e) => [e.audit, e.accountId]), [['account enabled', s.accountId]]);
   });
 
+  test('token create and token revoke are audit events with the account id, never the token', async () => {
+    const s = await newSeller(live, 'tokens');
+    const created = await cli(['token', 'create', '--user', s.userName]);
+    assert.equal(created.status, 0, created.stderr);
+    const token = created.stdout.trim();
+    const revoked = await cli(['token', 'revoke', '--token', token]);
+    assert.equal(revoked.status, 0, revoked.stderr);
+    assert.deepEqual(auditLines(created.stderr).map((e) => [e.audit, e.accountId, e.clientAddress]), [['token created', s.accountId, 'command line']]);
+    assert.deepEqual(auditLines(revoked.stderr).map((e) => [e.audit, e.accountId]), [['token revoked', s.accountId]]);
+    for (const r of [created, revoked]) assert.ok(!r.stderr.includes(token), 'the token is never logged');
+  });
+
   test('account list: name, id, created, last login, disabled and rows per table', async () => {
     const s = await newSeller(live, 'listed');
     for (const title of ['one', 'two']) {
