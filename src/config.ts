@@ -59,7 +59,21 @@ export interface Config {
    * `results` objects, for V2-only client libraries that send no version headers).
    */
   readonly responseVersion: ResponseVersionPolicy;
+  readonly metrics: MetricsConfig;
+  /** How often the service removes expired sessions, stale throttle rows and old idempotency keys. */
+  readonly housekeepingIntervalMs: number;
 }
+
+/** GET /metrics: off unless a token or a port of its own is configured. */
+export interface MetricsConfig {
+  /** Bearer token a scraper must send; /metrics is then served on the main port too. */
+  readonly token: string | undefined;
+  /** A port of its own for /metrics (on HOST), apart from the service's. */
+  readonly port: number | undefined;
+}
+
+/** A metrics token must be long enough that it cannot be guessed. */
+export const METRICS_TOKEN_MIN_LENGTH = 16;
 
 /** A platform credential must be long enough that it cannot be guessed. */
 export const PLATFORM_TOKEN_MIN_LENGTH = 32;
@@ -102,6 +116,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (platformToken !== undefined && (platformToken.length < PLATFORM_TOKEN_MIN_LENGTH || !/^[\x21-\x7e]+$/.test(platformToken))) {
     throw new ConfigError(`PLATFORM_TOKEN must be at least ${PLATFORM_TOKEN_MIN_LENGTH} printable characters without spaces`);
   }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && (metricsToken.length < METRICS_TOKEN_MIN_LENGTH || !/^[\x21-\x7e]+$/.test(metricsToken))) {
+    throw new ConfigError(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} printable characters without spaces`);
+  }
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -118,6 +136,11 @@ export function loadConfig(env: Env = process.env): Config {
     secureCookies: flag(env, 'SECURE_COOKIES', publicUrl?.startsWith('https:') ?? false),
     platformToken,
     responseVersion: oneOf<ResponseVersionPolicy>(env, 'RESPONSE_VERSION', 'lowest', ['lowest', 'highest']),
+    metrics: {
+      token: metricsToken,
+      port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
+    },
+    housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
     limits: {
       maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),

@@ -115,8 +115,13 @@ export async function createToken(store: Store, clock: Clock, userName: string):
  * matter, as everywhere a token is compared.
  */
 export async function revokeToken(store: Store, clock: Clock, token: string): Promise<boolean> {
+  return (await revokeTokenReturningAccount(store, clock, token)) !== undefined;
+}
+
+/** revokeToken(), answering with the account the token was of (undefined when none was live). */
+export async function revokeTokenReturningAccount(store: Store, clock: Clock, token: string): Promise<number | undefined> {
   const trimmed = typeof token === 'string' ? token.trim() : token;
-  if (!isWellFormedSubscriptionToken(trimmed)) return false;
+  if (!isWellFormedSubscriptionToken(trimmed)) return undefined;
   const now = clock.now();
   return store.writeDirectory((tx) => revokeSubscriptionToken(tx, subscriptionTokenHash(trimmed), now));
 }

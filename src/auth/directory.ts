@@ -49,14 +49,71 @@ export async function countAccountRows(db: SqlExecutor): Promise<number> {
 export interface AccountLogin {
   readonly accountId: number;
   readonly passwordHash: string;
+  readonly disabled: boolean;
 }
 
 export async function findAccountByUserName(db: SqlExecutor, userName: string): Promise<AccountLogin | undefined> {
-  const row = await db.get<{ id: unknown; password_hash: string }>(
-    `SELECT id, password_hash FROM accounts WHERE user_name = ?`,
+  const row = await db.get<{ id: unknown; password_hash: string; disabled_at: unknown }>(
+    `SELECT id, password_hash, disabled_at FROM accounts WHERE user_name = ?`,
     [userName],
   );
-  return row ? { accountId: toNumber(row.id), passwordHash: row.password_hash } : undefined;
+  return row ? { accountId: toNumber(row.id), passwordHash: row.password_hash, disabled: row.disabled_at !== null } : undefined;
+}
+
+export async function listAccountIds(db: SqlExecutor): Promise<number[]> {
+  const rows = await db.all<{ id: unknown }>(`SELECT id FROM accounts ORDER BY id`);
+  return rows.map((r) => toNumber(r.id));
+}
+
+export interface AccountSummary {
+  readonly accountId: number;
+  readonly userName: string;
+  readonly createdAt: number;
+  readonly lastLoginAt: number | null;
+  readonly disabledAt: number | null;
+}
+
+export async function listAccountRows(db: SqlExecutor): Promise<AccountSummary[]> {
+  const rows = await db.all<{ id: unknown; user_name: string; created_at: unknown; last_login_at: unknown; disabled_at: unknown }>(
+    `SELECT id, user_name, created_at, last_login_at, disabled_at FROM accounts ORDER BY id`,
+  );
+  return rows.map((r) => ({
+    accountId: toNumber(r.id),
+    userName: r.user_name,
+    createdAt: toNumber(r.created_at),
+    lastLoginAt: toNumberOrNull(r.last_login_at),
+    disabledAt: toNumberOrNull(r.disabled_at),
+  }));
+}
+
+/** The id of the account with that user name, or undefined. */
+export async function accountIdOf(db: SqlExecutor, userName: string): Promise<number | undefined> {
+  const row = await db.get<{ id: unknown }>(`SELECT id FROM accounts WHERE user_name = ?`, [userName]);
+  return row ? toNumber(row.id) : undefined;
+}
+
+export async function recordLogin(tx: SqlExecutor, accountId: number, now: number): Promise<void> {
+  await tx.run(`UPDATE accounts SET last_login_at = ? WHERE id = ?`, [now, accountId]);
+}
+
+export async function setPasswordHash(tx: SqlExecutor, accountId: number, passwordHash: string): Promise<void> {
+  await tx.run(`UPDATE accounts SET password_hash = ? WHERE id = ?`, [passwordHash, accountId]);
+}
+
+/** Disables (a time) or enables (null) an account; false when nothing changed. */
+export async function setAccountDisabled(tx: SqlExecutor, accountId: number, disabledAt: number | null): Promise<boolean> {
+  const result = await tx.run(
+    disabledAt === null
+      ? `UPDATE accounts SET disabled_at = NULL WHERE id = ? AND disabled_at IS NOT NULL`
+      : `UPDATE accounts SET disabled_at = ? WHERE id = ? AND disabled_at IS NULL`,
+    disabledAt === null ? [accountId] : [disabledAt, accountId],
+  );
+  return result.changes > 0;
+}
+
+/** Ends every session of an account; how many there were. */
+export async function deleteSessionsOfAccount(tx: SqlExecutor, accountId: number): Promise<number> {
+  return (await tx.run(`DELETE FROM sessions WHERE account_id = ?`, [accountId])).changes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -85,13 +142,13 @@ export async function insertSubscriptionTokenForUser(
   return result.changes > 0;
 }
 
-/** Marks a live token revoked (the row stays, for audit); false when none was live. */
-export async function revokeSubscriptionToken(tx: SqlExecutor, tokenHash: string, now: number): Promise<boolean> {
-  const result = await tx.run(
-    `UPDATE subscription_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL`,
+/** Marks a live token revoked (the row stays, for audit); the account it was of, undefined when none was live. */
+export async function revokeSubscriptionToken(tx: SqlExecutor, tokenHash: string, now: number): Promise<number | undefined> {
+  const row = await tx.get<{ account_id: unknown }>(
+    `UPDATE subscription_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL RETURNING account_id`,
     [now, tokenHash],
   );
-  return result.changes > 0;
+  return row ? toNumber(row.account_id) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -124,8 +181,9 @@ export async function findLiveSession(
   idleCutoff: number,
 ): Promise<LiveSession | undefined> {
   const row = await db.get<{ account_id: unknown; last_seen_at: unknown }>(
-    `SELECT account_id, last_seen_at FROM sessions
-     WHERE session_hash = ? AND expires_at > ? AND last_seen_at > ?`,
+    `SELECT s.account_id, s.last_seen_at FROM sessions s
+     JOIN accounts a ON a.id = s.account_id AND a.disabled_at IS NULL
+     WHERE s.session_hash = ? AND s.expires_at > ? AND s.last_seen_at > ?`,
     [sessionHash, now, idleCutoff],
   );
   return row ? { accountId: toNumber(row.account_id), lastSeenAt: toNumber(row.last_seen_at) } : undefined;
@@ -147,6 +205,7 @@ export async function findLiveSessionWithToken(
     `SELECT s.account_id, s.last_seen_at
      FROM sessions s
      JOIN subscription_tokens t ON t.account_id = s.account_id
+     JOIN accounts a ON a.id = s.account_id AND a.disabled_at IS NULL
      WHERE s.session_hash = ? AND s.expires_at > ? AND s.last_seen_at > ?
        AND t.token_hash = ? AND t.revoked_at IS NULL`,
     [sessionHash, now, idleCutoff, tokenHash],
@@ -163,14 +222,22 @@ export async function touchSession(tx: SqlExecutor, sessionHash: string, now: nu
   ]);
 }
 
-export async function deleteSession(tx: SqlExecutor, sessionHash: string): Promise<boolean> {
-  const result = await tx.run(`DELETE FROM sessions WHERE session_hash = ?`, [sessionHash]);
-  return result.changes > 0;
+/** Deletes a session; the account it belonged to, or undefined when there was none. */
+export async function deleteSession(tx: SqlExecutor, sessionHash: string): Promise<number | undefined> {
+  const row = await tx.get<{ account_id: unknown }>(`DELETE FROM sessions WHERE session_hash = ? RETURNING account_id`, [sessionHash]);
+  return row ? toNumber(row.account_id) : undefined;
 }
 
-/** Removes sessions that can no longer be used (housekeeping; they are refused anyway). */
-export async function deleteExpiredSessions(tx: SqlExecutor, now: number, idleCutoff: number): Promise<number> {
-  const result = await tx.run(`DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?`, [now, idleCutoff]);
+/**
+ * Removes up to `limit` sessions that can no longer be used (housekeeping; they are refused
+ * anyway). Bounded, so that one statement never holds the writer for long.
+ */
+export async function deleteExpiredSessions(tx: SqlExecutor, now: number, idleCutoff: number, limit: number): Promise<number> {
+  const result = await tx.run(
+    `DELETE FROM sessions WHERE session_hash IN
+       (SELECT session_hash FROM sessions WHERE expires_at <= ? OR last_seen_at <= ? LIMIT ?)`,
+    [now, idleCutoff, limit],
+  );
   return result.changes;
 }
 
@@ -270,11 +337,12 @@ export async function refundThrottleAttempt(
   );
 }
 
-/** Removes rows that would start a fresh window anyway (housekeeping). */
-export async function deleteStaleThrottleRows(tx: SqlExecutor, staleBefore: number): Promise<number> {
+/** Removes up to `limit` rows that would start a fresh window anyway (housekeeping). */
+export async function deleteStaleThrottleRows(tx: SqlExecutor, staleBefore: number, limit: number): Promise<number> {
   const result = await tx.run(
-    `DELETE FROM login_throttle WHERE window_started_at <= ? AND (blocked_until IS NULL OR blocked_until <= ?)`,
-    [staleBefore, staleBefore],
+    `DELETE FROM login_throttle WHERE scope_key IN
+       (SELECT scope_key FROM login_throttle WHERE window_started_at <= ? AND (blocked_until IS NULL OR blocked_until <= ?) LIMIT ?)`,
+    [staleBefore, staleBefore, limit],
   );
   return result.changes;
 }

@@ -19,11 +19,13 @@ import {
   findLiveSession,
   findLiveSessionWithToken,
   insertSession,
+  recordLogin,
   touchSession,
   type LiveSession,
 } from './directory';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords';
 import { LoginThrottle, type ThrottleOptions } from './throttle';
+import { inBatches, PRUNE_BATCH_SIZE } from '../store/batches';
 
 export interface SessionOptions {
   readonly idleTimeoutMs: number;
@@ -102,7 +104,8 @@ export class SessionService {
       passwordIsPossible ? password : '',
       account?.passwordHash ?? DUMMY_PASSWORD_HASH,
     );
-    if (!account || !passwordIsPossible || !matches) return { ok: false };
+    // A disabled account answers as a wrong password would: nothing tells a caller it exists.
+    if (!account || !passwordIsPossible || !matches || account.disabled) return { ok: false };
 
     const cookieValue = newSessionValue();
     const now = this.clock.now();
@@ -113,6 +116,7 @@ export class SessionService {
         createdAt: now,
         expiresAt: now + this.options.absoluteTimeoutMs,
       });
+      await recordLogin(tx, account.accountId, now);
       await this.throttle.settleSuccess(tx, reserved.reservation);
     });
     return { ok: true, cookieValue, accountId: account.accountId };
@@ -120,7 +124,12 @@ export class SessionService {
 
   /** Ends the session on the server; true if there was one to end. */
   async logout(cookieValue: string): Promise<boolean> {
-    if (!isWellFormedSessionValue(cookieValue)) return false;
+    return (await this.endSession(cookieValue)) !== undefined;
+  }
+
+  /** Ends the session on the server; the account it was of, or undefined when there was none. */
+  async endSession(cookieValue: string): Promise<number | undefined> {
+    if (!isWellFormedSessionValue(cookieValue)) return undefined;
     const sessionHash = hashCredential(cookieValue);
     return this.store.writeDirectory((tx) => deleteSession(tx, sessionHash));
   }
@@ -165,11 +174,13 @@ export class SessionService {
     return session.accountId;
   }
 
-  /** Deletes expired sessions and quiet throttle rows (housekeeping; expired rows are refused anyway). */
-  async pruneExpired(): Promise<{ sessions: number; throttleRows: number }> {
-    const now = this.clock.now();
-    const sessions = await this.store.writeDirectory((tx) => deleteExpiredSessions(tx, now, now - this.options.idleTimeoutMs));
-    const throttleRows = await this.throttle.prune();
+  /**
+   * Deletes expired sessions and quiet throttle rows (housekeeping; expired rows are refused
+   * anyway), `batchSize` rows per transaction, so the writer is never held for long.
+   */
+  async pruneExpired(batchSize = PRUNE_BATCH_SIZE, now = this.clock.now()): Promise<{ sessions: number; throttleRows: number }> {
+    const sessions = await inBatches(batchSize, (limit) => this.store.writeDirectory((tx) => deleteExpiredSessions(tx, now, now - this.options.idleTimeoutMs, limit)));
+    const throttleRows = await this.throttle.prune(batchSize, now);
     return { sessions, throttleRows };
   }
 

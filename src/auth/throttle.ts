@@ -24,6 +24,7 @@ import {
   refundThrottleAttempt,
   setThrottleBlock,
 } from './directory';
+import { inBatches, PRUNE_BATCH_SIZE } from '../store/batches';
 
 export interface ThrottleOptions {
   /** Length of a counting window. */
@@ -177,10 +178,10 @@ export class LoginThrottle {
     }
   }
 
-  /** Deletes rows that have been quiet for a whole window (housekeeping). */
-  async prune(): Promise<number> {
-    const staleBefore = this.clock.now() - this.options.windowMs;
-    return this.store.writeDirectory((tx) => deleteStaleThrottleRows(tx, staleBefore));
+  /** Deletes rows that have been quiet for a whole window (housekeeping), `batchSize` per transaction. */
+  async prune(batchSize = PRUNE_BATCH_SIZE, now = this.clock.now()): Promise<number> {
+    const staleBefore = now - this.options.windowMs;
+    return inBatches(batchSize, (limit) => this.store.writeDirectory((tx) => deleteStaleThrottleRows(tx, staleBefore, limit)));
   }
 
   /** firstBlockMs · 2^n, capped (n = failures beyond the limit). */

@@ -1,6 +1,6 @@
 /**
- * The `catalogue` command: serve, migrate, account create, token create, token revoke, platform
- * import, demo, copy.
+ * The `catalogue` command: serve, migrate, account create | list | password | disable | enable |
+ * delete, token create, token revoke, backup, restore, platform import, demo, copy.
  * Argument parsing is node:util's parseArgs; every command reads the same configuration as
  * the server (DATABASE_URL and friends).
  */
@@ -8,13 +8,16 @@ import { parseArgs } from 'node:util';
 import { loadConfig, ConfigError } from '../config';
 import { ConfigurationError, openStore } from '../store/open';
 import { systemClock } from '../clock';
-import { AccountExistsError, InvalidAccountInputError, UnknownAccountError, createAccount, createToken, revokeToken } from '../auth/accounts';
+import { AccountExistsError, InvalidAccountInputError, UnknownAccountError, createAccount, createToken, revokeTokenReturningAccount } from '../auth/accounts';
 import { serve } from './serve';
 import { fillDemoAccount, importPlatformFile } from './platform-commands';
 import { DocumentFileError } from '../platform/document-file';
 import { DemoDataExistsError } from '../platform/demo';
 import { serveWorkers } from './workers';
 import { CopyError, copyDatabase } from '../store/copy';
+import { accountCommand, backupCommand, cliAudit, restoreCommand } from './operator-commands';
+import { BackupError } from '../store/sqlite/backup';
+import { accountIdOf } from '../auth/directory';
 
 const USAGE = `Usage: catalogue <command>
 
@@ -23,8 +26,15 @@ Commands:
                                                 --workers, N processes share the port (node:cluster)
   migrate                                       create or update the database schema
   account create --user NAME --password PW      create a seller account; prints {"accountId","userName","subscriptionToken"}
+  account list                                  every account: id, name, created, last login, disabled, rows per table
+  account password --user NAME                  set a new password, read from standard input; ends every session
+  account disable --user NAME                   refuse the account's tokens, sessions and logins (its data stays)
+  account enable --user NAME                    undo account disable
+  account delete --user NAME                    erase the account and all its data in one transaction; prints the counts
   token create --user NAME                      issue another SubscriptionToken for an account
   token revoke --token TOKEN                    revoke a SubscriptionToken
+  backup FILE                                   copy the SQLite database to FILE while it serves, and check the copy
+  restore FILE                                  put the backup FILE in place of the SQLite database (refused while in use)
   platform import FILE --user NAME              deliver the platform documents in FILE (JSON, JSON array or NDJSON) to an account
   demo --user NAME                              fill an account with demonstration products, listings and orders
   copy --from sqlite:FILE --to postgres://…     copy a whole SQLite database into an empty PostgreSQL database,
@@ -104,19 +114,42 @@ async function run(argv: string[]): Promise<void> {
     case 'account create': {
       const [o] = options(args, ['user', 'password']);
       const created = await withStore((store) => createAccount(store, systemClock, { userName: o.user!, password: o.password! }));
+      cliAudit('account created', { accountId: created.accountId, userName: created.userName });
       process.stdout.write(JSON.stringify(created) + '\n');
+      return;
+    }
+    case 'account list':
+    case 'account password':
+    case 'account disable':
+    case 'account enable':
+    case 'account delete': {
+      const [o] = options(args, sub === 'list' ? [] : ['user']);
+      for (const line of await withStore((store) => accountCommand(store, sub!, o.user))) process.stdout.write(JSON.stringify(line) + '\n');
       return;
     }
     case 'token create': {
       const [o] = options(args, ['user']);
-      process.stdout.write((await withStore((store) => createToken(store, systemClock, o.user!))) + '\n');
+      const [token, accountId] = await withStore(async (store) => [await createToken(store, systemClock, o.user!), await accountIdOf(store.directory, o.user!)] as const);
+      cliAudit('token created', { accountId, userName: o.user! });
+      process.stdout.write(token + '\n');
       return;
     }
     case 'token revoke': {
       const [o] = options(args, ['token']);
-      const revoked = await withStore((store) => revokeToken(store, systemClock, o.token!));
-      if (!revoked) throw new UsageError('No live token matches; nothing was revoked.');
+      const accountId = await withStore((store) => revokeTokenReturningAccount(store, systemClock, o.token!));
+      if (accountId === undefined) throw new UsageError('No live token matches; nothing was revoked.');
+      cliAudit('token revoked', { accountId });
       process.stdout.write('revoked\n');
+      return;
+    }
+    case 'backup': {
+      const [, [file]] = options(args, [], 1);
+      process.stdout.write(JSON.stringify(await backupCommand(loadConfig(), file!)) + '\n');
+      return;
+    }
+    case 'restore': {
+      const [, [file]] = options(args, [], 1);
+      process.stdout.write(JSON.stringify(await restoreCommand(loadConfig(), file!)) + '\n');
       return;
     }
     case 'platform import': {
@@ -146,7 +179,7 @@ async function run(argv: string[]): Promise<void> {
 }
 
 /** Errors the user can act on are printed plainly; anything else is a fault with its stack. */
-const userErrors = [UsageError, CopyError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError];
+const userErrors = [UsageError, CopyError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError, BackupError];
 
 export function main(argv: string[]): void {
   run(argv).catch((error: unknown) => {

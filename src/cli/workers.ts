@@ -13,6 +13,8 @@ import type { Config } from '../config';
 import { createLogger } from '../server/app';
 import { openStore } from '../store/open';
 import { createDemoAccount, serve } from './serve';
+import { primaryMetricsSource } from '../server/metrics-cluster';
+import { metricsHandler, startMetricsServer } from '../server/metrics-endpoint';
 
 /** A worker that dies sooner than this after its start counts as failing to start. */
 const QUICK_DEATH_MS = 5_000;
@@ -36,6 +38,16 @@ export async function serveWorkers(config: Config, workers: number): Promise<voi
     await store.migrate();
   } finally {
     await store.close();
+  }
+  // Metrics: the primary sums the workers' (for a worker's scrape, or on its own METRICS_PORT).
+  const { token, port } = config.metrics;
+  if (token !== undefined || port !== undefined) {
+    const source = primaryMetricsSource();
+    if (port !== undefined) {
+      const server = await startMetricsServer(config.host, port, metricsHandler(source, token), config.limits, log);
+      server.unref();
+      log.info({ metricsPort: (server.address() as { port: number }).port }, 'metrics of every worker served on their own port');
+    }
   }
   const started = new Map<number, number>();
   let stopping = false;

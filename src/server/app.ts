@@ -22,8 +22,9 @@ import { SERVICE_PATH } from '../service/request';
 import type { App } from '../service/app';
 import { HEALTH_PATH, healthHandler } from './health';
 import { CONSOLE_PATH, consoleHandler } from '../console/handler';
-
-const PRUNE_INTERVAL_MS = 10 * 60_000;
+import { startHousekeeping } from './housekeeping';
+import { noActivity } from '../auth/activity';
+import { setUpMetrics } from './metrics-setup';
 
 export interface RunningService {
   readonly app: App;
@@ -56,6 +57,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const catalogue = createCatalogueServices(store, clock);
   const reads = new EntityReads(model, store, catalogue.entities);
   let address = `${config.host}:${config.port}`;
+  const metrics = await setUpMetrics(config, model, store, PLATFORM_PATH, log).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const app: App = {
     config,
     model,
@@ -67,6 +72,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     operations: catalogue.operations,
     clock,
     log,
+    activity: metrics?.activity ?? noActivity,
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };
@@ -82,14 +88,16 @@ export async function startService(config: Config, options: StartOptions = {}): 
         secureCookies: config.secureCookies,
         absoluteTimeoutMs: sessions.options.absoluteTimeoutMs,
         now: () => clock.now(),
+        activity: app.activity,
       }),
     },
   ];
+  if (metrics?.route) routes.push(metrics.route);
   // The platform API exists only with its credential configured: without it nothing answers there.
   if (config.platformToken !== undefined) {
     routes.push({ prefix: PLATFORM_PATH, handler: platformApiHandler(app, new PlatformIntake(catalogue), config.platformToken) });
   }
-  const server = createHttpServer(routes, config.limits, log);
+  const server = createHttpServer(routes, config.limits, log, metrics?.observe);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -100,14 +108,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     });
   } catch (error) {
     // Port taken or not allowed: release the database too, or its pool keeps the process alive.
+    await metrics?.close();
     await store.close();
     throw error;
   }
-  // Expired sessions and stale throttle rows are refused anyway; pruning only keeps tables small.
-  const pruner = setInterval(() => {
-    sessions.pruneExpired().catch((error: unknown) => log.warn({ err: error }, 'pruning expired sessions failed'));
-  }, PRUNE_INTERVAL_MS);
-  pruner.unref();
+  const housekeeping = startHousekeeping(store, sessions, clock, config.housekeepingIntervalMs, log);
   const bound = server.address() as AddressInfo;
   address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   return {
@@ -117,10 +122,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
     async close() {
       // Stop accepting, let in-flight requests finish, drop idle keep-alive connections.
       draining = true;
-      clearInterval(pruner);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
+      await housekeeping.stop();
+      await metrics?.close();
       await store.close();
     },
   };

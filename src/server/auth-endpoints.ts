@@ -8,7 +8,13 @@ import { readBody } from './body';
 import { send } from './respond';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
 import type { SessionService } from '../auth/sessions';
+import { noActivity, type Activity } from '../auth/activity';
+import { audit as auditEvent, type AuditEvent } from '../auth/audit';
 import { quote } from '../odata/quote';
+
+function audit(ctx: RequestContext, event: AuditEvent, fields: Record<string, unknown>): void {
+  auditEvent(ctx.log, event, { reqId: ctx.id, clientAddress: ctx.clientAddress, ...fields });
+}
 
 export const SESSION_COOKIE = '.ASPXAUTH';
 /** Login bodies are tiny; anything bigger is not a login. */
@@ -19,6 +25,8 @@ export interface AuthEndpointOptions {
   readonly secureCookies: boolean;
   readonly absoluteTimeoutMs: number;
   readonly now: () => number;
+  /** Told how each login ended (the metrics). */
+  readonly activity?: Activity;
 }
 
 function json(ctx: RequestContext, value: unknown, headers: Record<string, string> = {}): void {
@@ -69,17 +77,29 @@ function parseLogin(body: Buffer): LoginRequest {
 async function login(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
   const request = parseLogin(await readBody(ctx.req, MAX_LOGIN_BODY_BYTES));
   const result = await options.sessions.login(request.userName, request.password, ctx.clientAddress);
+  const activity = options.activity ?? noActivity;
   if ('throttled' in result) {
+    activity.login('throttled');
+    audit(ctx, 'login throttled', { userName: request.userName.slice(0, 100) });
     throw new ODataError(429, 'Too many failed logins. Try again later.', '', { 'Retry-After': String(result.retryAfterSeconds) });
   }
-  if (!result.ok) return json(ctx, false);
+  if (!result.ok) {
+    activity.login('failure');
+    // The user name as sent stands for the account: the answer (and so this result) does not
+    // say whether one exists.
+    audit(ctx, 'login failed', { userName: request.userName.slice(0, 100) });
+    return json(ctx, false);
+  }
+  activity.login('success');
+  audit(ctx, 'login', { accountId: result.accountId, userName: request.userName });
   const expires = request.persistent ? new Date(options.now() + options.absoluteTimeoutMs) : undefined;
   json(ctx, true, { 'Set-Cookie': cookieHeader(result.cookieValue, options, expires) });
 }
 
 async function logout(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
   const cookie = sessionCookieOf(ctx);
-  if (cookie) await options.sessions.logout(cookie);
+  const accountId = cookie ? await options.sessions.endSession(cookie) : undefined;
+  if (accountId !== undefined) audit(ctx, 'logout', { accountId });
   json(ctx, null, { 'Set-Cookie': cookieHeader('', options, new Date(0)) });
 }
 

@@ -49,9 +49,13 @@ function matchRoute(routes: readonly Route[], path: string): { route: Route; res
   return undefined;
 }
 
-export function createRequestListener(routes: readonly Route[], limits: Limits, log: Logger) {
+/** Told when each request starts; what it returns is told how the request ended (the metrics). */
+export type RequestObserver = () => (path: string, method: string | undefined, status: number | 'aborted', seconds: number) => void;
+
+export function createRequestListener(routes: readonly Route[], limits: Limits, log: Logger, observe?: RequestObserver) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
+    const ended = observe?.();
     const id = nextRequestId();
     const url = req.url ?? '/';
     const q = url.indexOf('?');
@@ -59,10 +63,13 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     const query = q < 0 ? '' : url.slice(q + 1);
     res.on('finish', () => {
       log.info({ reqId: id, method: req.method, path: path.slice(0, 512), status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 });
+      ended?.(path, req.method, res.statusCode, (performance.now() - started) / 1000);
     });
     // A connection that ends before the answer (the client hung up or timed out) still gets its line.
     res.on('close', () => {
-      if (!res.writableFinished) log.info({ reqId: id, method: req.method, path: path.slice(0, 512), aborted: true, ms: Math.round((performance.now() - started) * 10) / 10 });
+      if (res.writableFinished) return;
+      log.info({ reqId: id, method: req.method, path: path.slice(0, 512), aborted: true, ms: Math.round((performance.now() - started) * 10) / 10 });
+      ended?.(path, req.method, 'aborted', (performance.now() - started) / 1000);
     });
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
@@ -134,10 +141,10 @@ function answerClientError(error: Error & { code?: string; rawPacket?: Buffer },
   );
 }
 
-export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger): http.Server {
+export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger, observe?: RequestObserver): http.Server {
   // The request each connection is reading, so that a timeout in its body answers in its format.
   const reading = new WeakMap<Socket, IncomingMessage>();
-  const listener = createRequestListener(routes, limits, log);
+  const listener = createRequestListener(routes, limits, log, observe);
   const server = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,

@@ -63,11 +63,12 @@ export function publicApiHandler(app: App): Handler {
         responder: new HttpResponder(ctx.res),
       };
       // The batch's own version headers stand in for those an inner request does not send.
-      return handleBatch({ app, accountId, serviceRoot, requestId: ctx.id, log: ctx.log, header: batch.header }, batch, options);
+      return handleBatch({ app, accountId, clientAddress: ctx.clientAddress, serviceRoot, requestId: ctx.id, log: ctx.log, header: batch.header }, batch, options);
     }
     const request: ODataRequest = {
       app,
       accountId,
+      clientAddress: ctx.clientAddress,
       method,
       options,
       versions,

@@ -4,6 +4,7 @@
  * request handler receives it through its ODataRequest.
  */
 import type { Logger } from 'pino';
+import type { Activity } from '../auth/activity';
 import type { SessionService } from '../auth/sessions';
 import type { Clock } from '../clock';
 import type { CatalogueOperations } from '../catalogue/operations';
@@ -25,6 +26,8 @@ export interface App {
   readonly operations: CatalogueOperations;
   readonly clock: Clock;
   readonly log: Logger;
+  /** Where the layers report logins and $batch sizes (the metrics, when they are on). */
+  readonly activity: Activity;
   /** Generated once: the model does not change while the service runs. */
   readonly metadataXml: string;
   /** host:port the server listens on, for URIs when a request names no usable Host. */

@@ -16,6 +16,7 @@ import type { SqlExecutor } from '../store/store';
 import type { ODataRequest } from './request';
 import type { Reply } from './responder';
 import { responseVersion } from './resources';
+import { audit } from '../auth/audit';
 
 interface PreparedCall {
   readonly operation: ServiceOperationDef;
@@ -45,5 +46,12 @@ export async function handleOperation(r: ODataRequest, operation: ServiceOperati
   const call = prepare(r, operation);
   const run = (tx: SqlExecutor) => execute(r, tx, call);
   const reply = operation.httpMethod === 'GET' ? await r.app.store.read(r.accountId, run) : await r.app.store.write(r.accountId, run);
+  auditCommitted(r, operation);
   r.responder.send(reply);
+}
+
+/** Operations that erase a seller's data go to the audit trail once their transaction committed. */
+export function auditCommitted(r: ODataRequest, operation: ServiceOperationDef): void {
+  if (operation.name !== 'DeleteAccountData') return;
+  audit(r.app.log, 'account data deleted', { accountId: r.accountId, clientAddress: r.clientAddress, type: r.options.custom.get('type') ?? null });
 }

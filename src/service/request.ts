@@ -16,6 +16,8 @@ export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePat
 export interface ODataRequest {
   readonly app: App;
   readonly accountId: number;
+  /** Where the request came from (the audit trail names it). */
+  readonly clientAddress: string;
   /** The verb the request stands for (after X-HTTP-Method tunnelling). */
   readonly method: string;
   readonly options: QueryOptions;

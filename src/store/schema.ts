@@ -130,7 +130,15 @@ const serviceTables: readonly TableDef[] = [
   {
     name: 'accounts',
     tenant: false,
-    columns: [col('id', 'int64'), col('user_name', 'text'), col('password_hash', 'text'), col('created_at', 'datetime')],
+    columns: [
+      col('id', 'int64'),
+      col('user_name', 'text'),
+      col('password_hash', 'text'),
+      col('created_at', 'datetime'),
+      col('last_login_at', 'datetime', true),
+      // Set by `catalogue account disable`: its tokens and sessions are refused while it is set.
+      col('disabled_at', 'datetime', true),
+    ],
     primaryKey: ['id'],
     autoIncrement: true,
     foreignKeys: [],
@@ -271,4 +279,10 @@ function orderByDependencies(tables: TableDef[]): TableDef[] {
 /** The unique index of a key (before PostgreSQL shortens a long name, see postgres/ddl.ts). */
 export function uniqueIndexName(type: EntityTypeDef, key: UniqueKey): string {
   return `${type.table}_unique_${key.properties.map((name) => type.properties.find((p) => p.name === name)!.column).join('_')}`;
+}
+
+/** What `needed` has that the database's "table.column" names lack: whole tables, or columns. */
+export function schemaGaps(needed: readonly TableDef[], existing: ReadonlySet<string>): string[] {
+  const tables = new Set([...existing].map((name) => name.slice(0, name.indexOf('.'))));
+  return needed.flatMap((t) => (tables.has(t.name) ? t.columns.filter((c) => !existing.has(`${t.name}.${c.name}`)).map((c) => `${t.name}.${c.name}`) : [t.name]));
 }

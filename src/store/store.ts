@@ -53,6 +53,14 @@ export interface MigrationReport {
   readonly createdIndexes: readonly string[];
 }
 
+/** What the engine is doing at this moment (for the metrics). */
+export interface StoreStats {
+  /** Writes waiting for the single writer (SQLite); 0 where every write has its own connection. */
+  readonly writeQueueDepth: number;
+  /** The connection pool (PostgreSQL): connections serving a caller, idle ones, callers waiting. */
+  readonly pool?: { readonly inUse: number; readonly idle: number; readonly waiting: number };
+}
+
 export interface Store {
   readonly engine: 'sqlite' | 'postgres';
   readonly codec: ValueCodec;
@@ -76,5 +84,17 @@ export interface Store {
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Next value of the service-wide entity id sequence, inside a write transaction. */
   nextId(tx: SqlExecutor): Promise<bigint>;
+  /**
+   * The tables and columns the model needs that the database lacks ("table" or "table.column"):
+   * empty when the migrations are current (a readiness check; it changes nothing).
+   */
+  missingSchema(): Promise<string[]>;
+  /** What the engine is doing now: queued writes, pool use. */
+  stats(): StoreStats;
+  /**
+   * Calls `listener` after every COMMIT of queued writes with the number of writes it held
+   * (SQLite's group commit); engines that commit each write alone never call it.
+   */
+  observeCommits(listener: (writes: number) => void): void;
   close(): Promise<void>;
 }

@@ -86,6 +86,9 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
       return store.write(accountId, (tx) => fn(wrap(tx)));
     },
     nextId: (tx) => store.nextId(tx),
+    stats: () => store.stats(),
+    missingSchema: () => store.missingSchema(),
+    observeCommits: (listener) => store.observeCommits(listener),
     close: () => store.close(),
   };
   return { store: wrapped, calls: () => calls };

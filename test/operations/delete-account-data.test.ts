@@ -6,11 +6,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { model } from '../../src/model/catalogue-model';
-import { asSeller, newSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { asSeller, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { fullAccount } from '../support/full-account';
 import { SPEC_ENTITY_SETS } from '../support/spec';
-import { deliver, orderDocument, orderItem, paymentEvent, shipmentEvent, startWithPlatform } from '../platform/platform-client';
+import { deliver, orderDocument, startWithPlatform } from '../platform/platform-client';
 import { callOperation, operationValue, type Format } from './operation-client';
-import { getCollection, createEntity } from '../support/live-client';
+import { getCollection } from '../support/live-client';
 
 const PRODUCT_SETS = [
   'Products', 'ProductImages', 'ProductRelations', 'ProductSpecifics', 'ProductVariations', 'ProductVariationSpecifics',
@@ -38,38 +39,6 @@ before(async () => {
 });
 after(() => live.close());
 
-const create = (s: Seller, set: string, body: Record<string, unknown>) => createEntity(live, s, set, body);
-
-async function link(s: Seller, path: string, uri: string): Promise<void> {
-  const res = await asSeller(s, `${live.root}/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ uri: `${live.root}/${uri}` }) });
-  assert.equal(res.status, 204, res.body);
-}
-
-/** A seller with at least one row in every entity set, links, and order history. */
-async function fullAccount(tag: string): Promise<Seller> {
-  const s = await newSeller(live, tag);
-  const product = await create(s, 'Products', { Title: `${tag} jacket`, Price: '99', StockAmount: 4, ForeignId: `${tag}-JACKET` });
-  const child = await create(s, 'Products', { Title: `${tag} hood`, Price: '9', StockAmount: 4 });
-  await create(s, 'ProductImages', { ProductId: product, ImageUrl: 'https://img.example.com/jacket.jpg', Type: 1 });
-  await create(s, 'ProductSpecifics', { ProductId: product, Name: 'Material', Value: 'Wool' });
-  await create(s, 'OptionalProductAttributes', { ProductId: product, Name: 'Care', Value: 'Dry clean' });
-  await create(s, 'CarParts', { ProductId: product, KType: 1 });
-  await create(s, 'ProductRelations', { ParentProductId: product, ChildProductId: child });
-  const variation = await create(s, 'ProductVariations', { ProductId: product, Price: '99', StockAmount: 2, Sku: `${tag}-JACKET-M` });
-  await create(s, 'ProductVariationSpecifics', { ProductVariationId: variation, Name: 'Size', Value: 'M' });
-  await create(s, 'ProductVariationImages', { ProductVariationId: variation, ImageUrl: 'https://img.example.com/jacket-m.jpg', ImagePosition: 0 });
-  await create(s, 'DiscountOffers', { ProductId: product, ProductVariationId: variation, Price: '120', Type: 1 });
-  const catalog = await create(s, 'Catalogs', { Name: `${tag} outerwear`, IsRootLevel: true });
-  const childCatalog = await create(s, 'Catalogs', { Name: `${tag} jackets` });
-  await link(s, `Products(${product}L)/$links/Catalogs`, `Catalogs(${catalog}L)`);
-  await link(s, `Catalogs(${catalog}L)/$links/ChildCatalogs`, `Catalogs(${childCatalog}L)`);
-  await deliver(live, s.userName, { kind: 'listing', PlatformItemId: `${tag}-L`, Status: 1, Product: { Id: product }, ListingItems: [{ Sku: `${tag}-JACKET-M`, ProductVariation: { Sku: `${tag}-JACKET-M` } }] });
-  await deliver(live, s.userName, orderDocument(`${tag}-O1`, [orderItem(`${tag}-I1`, { Product: { ForeignId: `${tag}-JACKET` }, ProductVariation: { Sku: `${tag}-JACKET-M` } })]));
-  await deliver(live, s.userName, paymentEvent(`${tag}-O1`));
-  await deliver(live, s.userName, shipmentEvent(`${tag}-O1`));
-  return s;
-}
-
 async function counts(s: Seller): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const set of SPEC_ENTITY_SETS) {
@@ -89,8 +58,8 @@ describe('DeleteAccountData empties exactly the sets its type names', () => {
 
   for (const [type, emptied] of TABLE) {
     test(`type ${type}: ${emptied.length === SPEC_ENTITY_SETS.length ? 'everything' : emptied.join(', ')}`, async () => {
-      const seller = await fullAccount(`del${type}`);
-      const bystander = await fullAccount(`keep${type}`);
+      const seller = await fullAccount(live, `del${type}`);
+      const bystander = await fullAccount(live, `keep${type}`);
       const before = await counts(seller);
       for (const set of SPEC_ENTITY_SETS) assert.ok(before[set]! > 0, `the account has ${set} before`);
       const bystanderRows = await tenantRows(live, bystander.accountId);
@@ -126,7 +95,7 @@ describe('DeleteAccountData empties exactly the sets its type names', () => {
   }
 
   test('an emptied account can be filled again, and emptying it twice is fine', async () => {
-    const s = await fullAccount('again');
+    const s = await fullAccount(live, 'again');
     for (let i = 0; i < 2; i++) operationValue(await callOperation(live, s, 'POST', 'DeleteAccountData', 'type=0'), 'DeleteAccountData', 'json');
     assert.ok(Object.values(await counts(s)).every((n) => n === 0));
     await deliver(live, s.userName, orderDocument('again-O1'));

@@ -60,6 +60,7 @@ export async function handleBatch(caller: BatchCaller, request: BatchHttpRequest
   for (const part of parts) {
     answers.push(part.kind === 'query' ? await runQueryPart(caller, part.request, budget) : await runChangeset(caller, part.requests));
   }
+  caller.app.activity.batch(parts.length, parts.flatMap((part) => (part.kind === 'query' ? [] : [part.requests.length])));
   const written = writeBatchResponse(answers);
   request.responder.send({ status: 202, contentType: written.contentType, body: written.body, version: 1 });
 }

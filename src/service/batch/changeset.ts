@@ -23,7 +23,7 @@ import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest
 import { ChangesetLedger, type EntityRef, linkPair } from './ledger';
 import type { ODataRequest, ResourcePathOf } from '../request';
 import { idempotencyKeyOf, once, requestHash } from '../idempotency';
-import { operationInTransaction } from '../operations';
+import { auditCommitted, operationInTransaction } from '../operations';
 import { BufferedResponder, type Reply } from '../responder';
 import { resolve } from '../resources';
 import { writeResource } from '../write';
@@ -96,6 +96,7 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
   if (prepared.length === 0) return { kind: 'changeset', responses: [] };
   try {
     const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared));
+    for (const p of prepared) if (p.target.kind === 'path' && p.target.path.kind === 'operation') auditCommitted(p.request, p.target.path.operation);
     return { kind: 'changeset', responses };
   } catch (error) {
     if (error instanceof OperationFailed) return failed(caller, error.inner, error.reason);

@@ -18,6 +18,8 @@ import { answerableError, errorReply } from '../error-reply';
 export interface BatchCaller {
   readonly app: App;
   readonly accountId: number;
+  /** Where the batch came from (the audit trail names it). */
+  readonly clientAddress: string;
   /** Absolute, as for the batch request itself: the base of every URI in the answers. */
   readonly serviceRoot: string;
   /** The batch request's id: a fault in any part is logged and answered with it. */
@@ -70,6 +72,7 @@ export function innerODataRequest(caller: BatchCaller, inner: InnerRequest, quer
   return {
     app: caller.app,
     accountId: caller.accountId,
+    clientAddress: caller.clientAddress,
     method: inner.method,
     options,
     versions,

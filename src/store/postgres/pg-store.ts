@@ -11,11 +11,11 @@
  * close() waits for the transactions in flight, then ends the pool.
  */
 import pg from 'pg';
-import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store } from '../store';
-import type { TableDef } from '../schema';
+import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import { schemaGaps, type TableDef } from '../schema';
 import { pgCodec, pgTypeParsers } from './values';
 import { pgDialect } from './dialect';
-import { ID_SEQUENCE, TENANT_SETTING, migratePostgres } from './ddl';
+import { ID_SEQUENCE, TENANT_SETTING, migratePostgres, postgresTables } from './ddl';
 import { ConnectionExecutor } from './executor';
 import { StatementCache } from './statements';
 import { ConfigurationError, DatabaseUnavailableError } from '../errors';
@@ -155,6 +155,22 @@ export class PostgresStore implements Store {
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     return this.transaction('BEGIN', this.settings ? SET_NOTHING + this.settings : undefined, [], fn);
   }
+
+  async missingSchema(): Promise<string[]> {
+    const rows = await this.directory.all<{ name: string }>(
+      `SELECT table_name || '.' || column_name AS name FROM information_schema.columns WHERE table_schema = current_schema()`,
+    );
+    return schemaGaps(postgresTables(this.options.tables), new Set(rows.map((r) => r.name)));
+  }
+
+  /** The pool's own public counts (node-pg's totalCount, idleCount, waitingCount). */
+  stats(): StoreStats {
+    const { totalCount, idleCount, waitingCount } = this.pool;
+    return { writeQueueDepth: 0, pool: { inUse: totalCount - idleCount, idle: idleCount, waiting: waitingCount } };
+  }
+
+  /** Every write commits on its own connection: there are no shared commits to report. */
+  observeCommits(): void {}
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
     const row = await tx.get<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id`);

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store } from '../store';
-import type { TableDef } from '../schema';
+import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import { schemaGaps, type TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
 import { sqliteDialect } from './dialect';
@@ -270,6 +270,7 @@ export class SqliteStore implements Store {
   private readonly queue: WriteJob[] = [];
   private draining = false;
   private closed = false;
+  private commitListener: ((writes: number) => void) | undefined;
 
   constructor(private readonly options: SqliteOptions) {
     if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
@@ -308,6 +309,21 @@ export class SqliteStore implements Store {
       this.draining = true;
       setImmediate(() => void this.drain());
     });
+  }
+
+  async missingSchema(): Promise<string[]> {
+    const rows = await this.directory.all<{ name: string }>(
+      `SELECT m.name || '.' || p.name AS name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'`,
+    );
+    return schemaGaps(this.options.tables, new Set(rows.map((r) => r.name)));
+  }
+
+  stats(): StoreStats {
+    return { writeQueueDepth: this.queue.length };
+  }
+
+  observeCommits(listener: (writes: number) => void): void {
+    this.commitListener = listener;
   }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
@@ -361,6 +377,7 @@ export class SqliteStore implements Store {
       for (const job of batch) job.reject(reason);
       return;
     }
+    this.commitListener?.(batch.length);
     batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) job.resolve(outcome.value);

@@ -156,13 +156,13 @@ export class FuzzRunner {
     }
   }
 
-  /** GET /health on a connection of its own: 200 {"status":"ok"} within the bound, or a crash is counted. */
+  /** GET /health on a connection of its own: 200 {"status":"alive"} within the bound, or a crash is counted. */
   async probe(): Promise<void> {
     const started = performance.now();
     try {
       const res = await send(this.origin, { method: 'GET', target: '/health', headers: {} }, false);
       const ms = performance.now() - started;
-      if (res.status !== 200 || !res.body.includes('"status":"ok"')) {
+      if (res.status !== 200 || !res.body.includes('"status":"alive"')) {
         this.stats.crashes++;
         this.stats.problem(`health probe: ${res.status}: ${res.body.slice(0, 200)}`);
       } else if (ms > ANSWER_BOUND_MS) {

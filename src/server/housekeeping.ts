@@ -1,0 +1,74 @@
+/**
+ * The service's own housekeeping, every HOUSEKEEPING_INTERVAL_MS (a minute by default) in every
+ * process: expired sessions, login-throttle rows quiet for a whole window, and idempotency keys
+ * older than their lifetime (a day) are deleted, a small batch per transaction (../store/batches.ts)
+ * so that requests' writes are never kept waiting for long. Expired rows are refused anyway;
+ * this only keeps the tables from growing without bound.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import type { SessionService } from '../auth/sessions';
+import { listAccountIds } from '../auth/directory';
+import { inBatches, PRUNE_BATCH_SIZE } from '../store/batches';
+import type { Store } from '../store/store';
+import { KEY_LIFETIME_MS } from '../service/idempotency';
+
+export interface HousekeepingReport {
+  readonly sessions: number;
+  readonly throttleRows: number;
+  readonly idempotencyKeys: number;
+}
+
+/** Deletes one account's idempotency keys created before `cutoff`, a batch per transaction. */
+async function pruneIdempotencyKeys(store: Store, accountId: number, cutoff: number): Promise<number> {
+  const before = store.codec.encode('Edm.DateTime', cutoff);
+  // A read first: most accounts have nothing to forget, and a read does not take the writer.
+  const any = await store.read(accountId, (tx) =>
+    tx.get('SELECT 1 AS found FROM idempotency_keys WHERE account_id = ? AND created_at < ? LIMIT 1', [accountId, before]),
+  );
+  if (!any) return 0;
+  return inBatches(PRUNE_BATCH_SIZE, async (limit) => {
+    const result = await store.write(accountId, (tx) =>
+      tx.run(
+        `DELETE FROM idempotency_keys WHERE account_id = ? AND idempotency_key IN
+           (SELECT idempotency_key FROM idempotency_keys WHERE account_id = ? AND created_at < ? LIMIT ?)`,
+        [accountId, accountId, before, limit],
+      ),
+    );
+    return result.changes;
+  });
+}
+
+export async function runHousekeeping(store: Store, sessions: SessionService, clock: Clock): Promise<HousekeepingReport> {
+  // One time for the whole run: what it removes is what had expired when it began.
+  const now = clock.now();
+  const pruned = await sessions.pruneExpired(PRUNE_BATCH_SIZE, now);
+  const cutoff = now - KEY_LIFETIME_MS;
+  let idempotencyKeys = 0;
+  // Per account: on PostgreSQL row-level security shows a transaction one account's keys only.
+  for (const accountId of await listAccountIds(store.directory)) idempotencyKeys += await pruneIdempotencyKeys(store, accountId, cutoff);
+  return { ...pruned, idempotencyKeys };
+}
+
+/** Runs the housekeeping every `intervalMs` (never two runs at once); stop() ends it. */
+export function startHousekeeping(store: Store, sessions: SessionService, clock: Clock, intervalMs: number, log: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = runHousekeeping(store, sessions, clock)
+      .then(
+        (report) => {
+          if (report.sessions + report.throttleRows + report.idempotencyKeys > 0) log.info({ housekeeping: report }, 'housekeeping removed expired rows');
+        },
+        (error: unknown) => log.warn({ err: error }, 'housekeeping failed; it runs again at the next interval'),
+      )
+      .finally(() => (running = undefined));
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
