@@ -18,7 +18,7 @@ import { pgDialect } from './dialect';
 import { ID_SEQUENCE, TENANT_SETTING, migratePostgres } from './ddl';
 import { ConnectionExecutor } from './executor';
 import { StatementCache } from './statements';
-import { ConfigurationError, DatabaseUnavailableError } from '../errors';
+import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
 
 export interface PostgresOptions {
   /** The APP role's connection URL: it serves every request. */
@@ -30,10 +30,15 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Longest a statement may run before the server cancels it (0: no limit). */
   readonly statementTimeoutMs?: number;
+  /** Longest wait for a pooled connection when all are busy (then StoreBusyError: a 503). */
+  readonly poolWaitMs?: number;
 }
 
-/** Longest wait for a pooled connection when all are busy. */
-const POOL_WAIT_MS = 30_000;
+/** The default wait for a pooled connection: short, so that overload answers 503 at once. */
+export const DEFAULT_POOL_WAIT_MS = 3_000;
+
+/** What node-pg's pool rejects a waiting connect() with when connectionTimeoutMillis ran out. */
+const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
@@ -46,8 +51,8 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
   return {
     connectionString: url,
     max: options.poolSize ?? 10,
-    // A request that waits this long for a free connection fails (500) instead of hanging.
-    connectionTimeoutMillis: POOL_WAIT_MS,
+    // A request that waits this long for a free connection is answered 503 instead of queueing.
+    connectionTimeoutMillis: options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS,
     // ISO dates in UTC: the timestamp parser (./values.ts) reads exactly that.
     options: '-c datestyle=ISO,MDY -c timezone=UTC',
     application_name: 'catalogue-service',
@@ -127,7 +132,10 @@ export class PostgresStore implements Store {
     if (this.closing) throw new Error('The store is closed');
     this.inFlight++;
     try {
-      const client = await this.pool.connect();
+      const client = await this.pool.connect().catch((error: Error) => {
+        if (error.message === POOL_TIMEOUT_MESSAGE) throw new StoreBusyError(this.options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS);
+        throw error;
+      });
       let cache = this.caches.get(client);
       if (!cache) {
         cache = new StatementCache(STATEMENTS_PER_CONNECTION);
