@@ -76,5 +76,7 @@ export interface Store {
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Next value of the service-wide entity id sequence, inside a write transaction. */
   nextId(tx: SqlExecutor): Promise<bigint>;
+  /** `count` values of the id sequence at once (bulk writes), in ascending order. */
+  nextIds(tx: SqlExecutor, count: number): Promise<bigint[]>;
   close(): Promise<void>;
 }

@@ -86,6 +86,7 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
       return store.write(accountId, (tx) => fn(wrap(tx)));
     },
     nextId: (tx) => store.nextId(tx),
+    nextIds: (tx, count) => store.nextIds(tx, count),
     close: () => store.close(),
   };
   return { store: wrapped, calls: () => calls };

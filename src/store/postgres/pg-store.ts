@@ -123,6 +123,12 @@ export class PostgresStore implements Store {
     return row.id;
   }
 
+  async nextIds(tx: SqlExecutor, count: number): Promise<bigint[]> {
+    if (count <= 0) return [];
+    const rows = await tx.all<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`, [count]);
+    return rows.map((r) => r.id).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   /**
    * One pooled connection for fn, counted as in flight. It goes back to the pool with evicted
    * statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
