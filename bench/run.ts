@@ -31,13 +31,6 @@ interface Options {
   readonly keep: boolean;
 }
 
-/**
- * Seeding writes each row through the store: on PostgreSQL two round trips per row, about 50 rows
- * per product, which is 25 to 50 s per 1,000 products on the 2-core machine. 10,000 would not
- * fit in the bench's 10 minutes.
- */
-const POSTGRES_PRODUCTS = 2_000;
-
 const USAGE = `npm run bench -- [options]
   --engine sqlite|postgres   database engine (default sqlite). postgres uses BENCH_DATABASE_URL or
                              DATABASE_URL (+ BENCH_DATABASE_OWNER_URL / DATABASE_OWNER_URL), else
@@ -45,8 +38,7 @@ const USAGE = `npm run bench -- [options]
   --duration S               measured seconds per workload (default 10)
   --warmup S                 warm-up seconds before each measurement (default 3)
   --connections N            concurrent keep-alive connections (default 32)
-  --products N               products in the seeded catalogue (default 10000; 2000 on postgres,
-                             where seeding goes row by row over the network: 25-50 s per 1000)
+  --products N               products in the seeded catalogue (default 10000)
   --export-runs N            full-export repetitions (default 3)
   --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export'].join(', ')})
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
@@ -89,7 +81,7 @@ function parseArgs(argv: readonly string[]): Options {
     seconds: number('duration', 10, 1),
     warmupSeconds: number('warmup', 3, 0),
     connections: Math.round(number('connections', 32, 1)),
-    products: Math.round(number('products', engine === 'postgres' ? POSTGRES_PRODUCTS : 10_000, 100)),
+    products: Math.round(number('products', 10_000, 100)),
     exportRuns: Math.round(number('export-runs', 3, 1)),
     only,
     cpuProf: flags.has('cpu-prof'),
