@@ -383,7 +383,7 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
     case 'MERGE':
     case 'PATCH': {
       const mode = r.method === 'PUT' ? 'replace' : 'merge';
-      const version = await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), mode);
+      const version = await app.writes.update(tx, accountId, record.type, id, readEntityBody(r, record.type, body), mode, record);
       return { reply: noContent(r, { ETag: etagOf(version) }), entity: { type: record.type, id } };
     }
     case 'DELETE':

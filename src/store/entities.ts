@@ -213,11 +213,14 @@ export class EntityStore {
     }
   }
 
-  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
+  /** Writes the given values; answers the row's version after it (undefined: nothing to write, or no such row). */
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
-    if (props.length === 0) return;
-    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ?`;
-    await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+    if (props.length === 0) return undefined;
+    // RETURNING the version saves reading it back in another round trip.
+    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`;
+    const row = await tx.get<{ v: unknown }>(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+    return row ? (this.store.codec.decode('Edm.Int64', row.v) as bigint) : undefined;
   }
 
   /**

@@ -15,6 +15,8 @@ export const FETCH_ROWS = 200;
 export class ConnectionExecutor implements SqlExecutor {
   private cursors = 0;
   private ended = false;
+  /** Statements sent before fn's first one (BEGIN, the tenant) whose answers are not yet checked. */
+  private prelude: Promise<unknown> | undefined;
 
   constructor(
     private readonly client: ClientBase,
@@ -27,7 +29,27 @@ export class ConnectionExecutor implements SqlExecutor {
     if (this.ended) return Promise.reject(new Error('The transaction has ended; its executor cannot run statements'));
     const p = prepared(sql);
     this.statements.use(p);
-    return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...(asArrays ? { rowMode: 'array' } : {}) });
+    const result = this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...(asArrays ? { rowMode: 'array' } : {}) });
+    const prelude = this.prelude;
+    if (!prelude) return result;
+    // This statement went out right behind the prelude (pipelined): its answer counts only if
+    // the prelude succeeded. If the prelude failed, its error is the one to report.
+    this.prelude = undefined;
+    result.catch(() => undefined);
+    return prelude.then(() => result);
+  }
+
+  /** Statements already sent (BEGIN, the tenant) that the next statement waits for along with its own. */
+  after(prelude: Promise<unknown>): void {
+    prelude.catch(() => undefined);
+    this.prelude = prelude;
+  }
+
+  /** Waits for a prelude that no statement has waited for yet (fn ran none). */
+  async settled(): Promise<void> {
+    const prelude = this.prelude;
+    this.prelude = undefined;
+    await prelude;
   }
 
   async rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {

@@ -58,7 +58,11 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
     application_name: 'catalogue-service',
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     types: pgTypeParsers,
-  };
+    // Statements are written to the server without waiting for the answer of the one before
+    // (node-pg's pipeline mode): a transaction's BEGIN, its tenant setting and its first
+    // statement travel in one round trip; the server still runs them in order.
+    pipeline: true,
+  } as pg.PoolConfig;
 }
 
 export class PostgresStore implements Store {
@@ -106,15 +110,17 @@ export class PostgresStore implements Store {
   }
 
   read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT, [String(accountId)], fn);
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT, [String(accountId)], 'pipelined', fn);
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', SET_TENANT_AND_LOCK, [String(accountId), accountId], fn);
+    // fn starts once the account's lock is held, so that everything it does (reading the clock
+    // for timestamps included) happens in the order the writes are serialised.
+    return this.transaction('BEGIN', SET_TENANT_AND_LOCK, [String(accountId), accountId], 'awaited', fn);
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', undefined, [], fn);
+    return this.transaction('BEGIN', undefined, [], 'pipelined', fn);
   }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
@@ -164,13 +170,29 @@ export class PostgresStore implements Store {
     }
   }
 
-  private transaction<T>(begin: string, setup: string | undefined, setupParams: readonly SqlValue[], fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  /**
+   * BEGIN and the setup (tenant, lock) are sent at once. 'pipelined': not awaited here; the
+   * executor sends fn's first statement right behind them and waits for all three together (one
+   * round trip), and uses its answer only if BEGIN and the setup succeeded. The server runs them in order, so
+   * no statement of fn runs before the tenant is set (and, for a write, the lock is held).
+   */
+  private transaction<T>(
+    begin: string,
+    setup: string | undefined,
+    setupParams: readonly SqlValue[],
+    /** 'awaited': fn starts only after BEGIN and the setup answered (one round trip of their own). */
+    start: 'pipelined' | 'awaited',
+    fn: (tx: SqlExecutor) => Promise<T>,
+  ): Promise<T> {
     return this.withConnection(async (client, cache, discard) => {
       const tx = new ConnectionExecutor(client, cache, true);
-      await client.query(begin);
+      const begun = client.query(begin);
+      const prelude = setup ? Promise.all([begun, tx.query(setup, setupParams)]) : begun;
+      tx.after(prelude);
       try {
-        if (setup) await tx.query(setup, setupParams);
+        if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
+        await tx.settled();
         tx.end();
         // COMMIT returns once the commit is durable (synchronous_commit is on): only then is
         // the write acknowledged.
