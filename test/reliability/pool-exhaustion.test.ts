@@ -11,6 +11,9 @@
  * - When every connection is busy, a request waits at most DATABASE_POOL_WAIT_MS and is then
  *   answered 503 with Retry-After and an OData error in its format, never a 500 after 30 s.
  * - 128 clients against a pool of 10 get only 200s and 503s, and the service serves on after.
+ * - No request holds one pooled connection while it waits for another (a lookup, a session
+ *   touch, a count): with a pool of one connection, every kind of request is still served; one
+ *   that nested would wait for itself and be answered 503.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +24,9 @@ import { request, type HttpResponse } from '../support/http-client';
 import { readODataError } from '../support/odata-error';
 import { reportFigures } from '../support/figures';
 import { testEngine } from '../support/test-database';
+import { createEntity, JSON_HEADERS } from '../support/live-client';
+import { batchBody, changesetPart, httpPart, jsonOperation, postBatch, readBatchAnswer } from '../batch/support';
+import { callOperation } from '../operations/operation-client';
 
 const postgresOnly = testEngine === 'postgres' ? {} : { skip: 'the connection pool is PostgreSQL’s' };
 
@@ -165,6 +171,38 @@ describe('128 clients against a pool of 10', () => {
     assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '503'), []);
     const res = await request(url, { headers: { ...seller.auth, Accept: 'application/json' } });
     assert.equal(res.status, 200);
+    assert.deepEqual(faults(live), []);
+  });
+});
+
+describe('a pool of one connection (DATABASE_POOL_WAIT_MS=2000)', postgresOnly, () => {
+  let live: LiveService;
+  let seller: Seller;
+  before(async () => {
+    // touchIntervalMs is 60 s: the session touch is exercised by the login and the first requests.
+    live = await startLive({ env: { DATABASE_POOL_SIZE: '1', DATABASE_POOL_WAIT_MS: '2000' } });
+    seller = await newSeller(live, 'single');
+  });
+  after(() => live.close());
+
+  test('serves every kind of request: no request waits for a second connection', async () => {
+    const json = { ...seller.auth, ...JSON_HEADERS };
+    const product = await createEntity(live, seller, 'Products', { ForeignId: 'ONE-1', Title: 'One', Price: '1.00', StockAmount: 1 });
+    const variation = await createEntity(live, seller, 'ProductVariations', { ProductId: product, Sku: 'ONE-1-A', Price: '1.00', StockAmount: 1 });
+    const answers: [string, HttpResponse, number][] = [
+      ['GET by key', await request(`${live.root}/Products(${product}L)`, { headers: json }), 200],
+      ['filter with $inlinecount', await request(`${live.root}/Products?$filter=Price gt 0M&$inlinecount=allpages&$expand=ProductVariations`, { headers: json }), 200],
+      ['$count', await request(`${live.root}/Products/$count`, { headers: seller.auth }), 200],
+      ['MERGE', await request(`${live.root}/ProductVariations(${variation}L)`, { method: 'MERGE', headers: json, body: JSON.stringify({ StockAmount: 5 }) }), 204],
+      ['service operation', await callOperation(live, seller, 'GET', 'ProductIsListed', `productId=${product}L`), 200],
+      [
+        '$batch (a query and a changeset)',
+        await postBatch(live, seller, batchBody([httpPart({ method: 'GET', target: `Products(${product}L)`, headers: ['Accept: application/json'] }), changesetPart([jsonOperation('MERGE', `ProductVariations(${variation}L)`, 1, { StockAmount: 6 })])])),
+        202,
+      ],
+    ];
+    for (const [what, res, status] of answers) assert.equal(res.status, status, `${what}: ${res.status} ${res.body.slice(0, 300)}`);
+    assert.equal(readBatchAnswer(answers[5]![1]).length, 2);
     assert.deepEqual(faults(live), []);
   });
 });
