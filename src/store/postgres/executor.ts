@@ -42,7 +42,9 @@ export class ConnectionExecutor implements SqlExecutor {
   /** Statements already sent (BEGIN, the tenant) that the next statement waits for along with its own. */
   after(prelude: Promise<unknown>): void {
     prelude.catch(() => undefined);
-    this.prelude = prelude;
+    const pending = this.prelude;
+    this.prelude = pending ? Promise.all([pending, prelude]) : prelude;
+    this.prelude.catch(() => undefined);
   }
 
   /** Waits for a prelude that no statement has waited for yet (fn ran none). */
@@ -85,15 +87,22 @@ export class ConnectionExecutor implements SqlExecutor {
     // Cursor names are numbered per transaction, so the DECLARE texts (and their prepared
     // statements) repeat from one transaction to the next.
     const cursor = `cursor_${++this.cursors}`;
-    await this.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, params);
+    const fetch = () => this.query(`FETCH FORWARD ${FETCH_ROWS} FROM ${cursor}`, [], asArrays);
+    // The first FETCH goes out right behind the DECLARE (pipelined): one round trip for both.
+    const declared = this.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, params);
+    let fetched = fetch();
+    fetched.catch(() => undefined);
+    await declared;
     let open = true;
     try {
       for (;;) {
-        const rows = (await this.query(`FETCH FORWARD ${FETCH_ROWS} FROM ${cursor}`, [], asArrays)).rows as Row[];
+        const rows = (await fetched).rows as Row[];
         for (const row of rows) yield row;
         if (rows.length < FETCH_ROWS) break;
+        fetched = fetch();
       }
-      await this.query(`CLOSE ${cursor}`);
+      // Not waited for here: the next statement (or the end of the transaction) waits for it.
+      this.after(this.query(`CLOSE ${cursor}`));
       open = false;
     } finally {
       // Left early (the consumer stopped, or something failed): close the cursor if the
