@@ -6,7 +6,8 @@
  * answer is written (ServerResponse.end): what the client waits for. A read's COMMIT goes out
  * after its answer and is reported apart.
  *
- * Before: a GET by key was 5 (login lookup, BEGIN, set tenant, SELECT, COMMIT).
+ * Before: a GET by key was 5 (login lookup, BEGIN, set tenant, SELECT, COMMIT); a filtered
+ * collection 6 before its answer (…, DECLARE, FETCH, CLOSE) and its COMMIT.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -114,6 +115,19 @@ describe('round trips to PostgreSQL per request', { skip: testEngine !== 'postgr
     figures.getByKey = count.beforeAnswer;
     figures.getByKeyAfterAnswer = count.afterAnswer;
     assert.ok(count.beforeAnswer <= 2, `GET by key took ${count.beforeAnswer} round trips before its answer:\n${count.statements.join('\n')}`);
+  });
+
+  test('a filtered collection: at most 2 before the answer (credentials; BEGIN, tenant, DECLARE and the first FETCH in one)', async (t) => {
+    const filter = () => request(`${live.root}/ProductVariations?$filter=StockAmount ge 0`, { headers: { ...seller.auth, Accept: 'application/json' } });
+    assert.equal((await filter()).status, 200);
+    const count = await roundTrips(live, async () => {
+      const res = await filter();
+      assert.equal(res.status, 200);
+      assert.equal((JSON.parse(res.body).d as unknown[]).length, 10);
+    });
+    t.diagnostic(count.statements.join('\n'));
+    figures.filter = count.beforeAnswer;
+    assert.ok(count.beforeAnswer <= 2, `the filter took ${count.beforeAnswer} round trips before its answer:\n${count.statements.join('\n')}`);
   });
 
   test('POST, MERGE and a $batch of 10 MERGEs: counted and reported', async (t) => {

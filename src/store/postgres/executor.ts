@@ -17,6 +17,8 @@ export class ConnectionExecutor implements SqlExecutor {
   private ended = false;
   /** Statements sent before fn's first one (BEGIN, the tenant) whose answers are not yet checked. */
   private prelude: Promise<unknown> | undefined;
+  /** Statements to send before the next one (see defer()). */
+  private readonly deferred: string[] = [];
 
   constructor(
     private readonly client: ClientBase,
@@ -27,9 +29,8 @@ export class ConnectionExecutor implements SqlExecutor {
 
   query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
     if (this.ended) return Promise.reject(new Error('The transaction has ended; its executor cannot run statements'));
-    const p = prepared(sql);
-    this.statements.use(p);
-    const result = this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...(asArrays ? { rowMode: 'array' } : {}) });
+    this.sendDeferred();
+    const result = this.send(sql, params, asArrays);
     const prelude = this.prelude;
     if (!prelude) return result;
     // This statement went out right behind the prelude (pipelined): its answer counts only if
@@ -37,6 +38,25 @@ export class ConnectionExecutor implements SqlExecutor {
     this.prelude = undefined;
     result.catch(() => undefined);
     return prelude.then(() => result);
+  }
+
+  private send(sql: string, params: readonly SqlValue[], asArrays: boolean): Promise<QueryResult> {
+    const p = prepared(sql);
+    this.statements.use(p);
+    return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...(asArrays ? { rowMode: 'array' } : {}) });
+  }
+
+  /**
+   * A statement nobody waits for the answer of (a finished cursor's CLOSE): it is sent with the
+   * next statement, or with the COMMIT, and that one's caller learns if it failed.
+   */
+  defer(sql: string): void {
+    this.deferred.push(sql);
+  }
+
+  /** Sends the deferred statements; the next statement (or settled()) waits for them. */
+  sendDeferred(): void {
+    for (const sql of this.deferred.splice(0)) this.after(this.send(sql, [], false));
   }
 
   /** Statements already sent (BEGIN, the tenant) that the next statement waits for along with its own. */
@@ -47,8 +67,9 @@ export class ConnectionExecutor implements SqlExecutor {
     this.prelude.catch(() => undefined);
   }
 
-  /** Waits for a prelude that no statement has waited for yet (fn ran none). */
+  /** Waits for what was sent and not yet waited for (fn ran no statement after it). */
   async settled(): Promise<void> {
+    this.sendDeferred();
     const prelude = this.prelude;
     this.prelude = undefined;
     await prelude;
@@ -101,8 +122,8 @@ export class ConnectionExecutor implements SqlExecutor {
         if (rows.length < FETCH_ROWS) break;
         fetched = fetch();
       }
-      // Not waited for here: the next statement (or the end of the transaction) waits for it.
-      this.after(this.query(`CLOSE ${cursor}`));
+      // Not waited for here: it goes out with the next statement, or with the COMMIT.
+      this.defer(`CLOSE ${cursor}`);
       open = false;
     } finally {
       // Left early (the consumer stopped, or something failed): close the cursor if the

@@ -195,11 +195,17 @@ export class PostgresStore implements Store {
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
+        // What fn left unanswered (a cursor's CLOSE) travels with the COMMIT. Should it have
+        // failed, the server answers the COMMIT with a rollback, and its error is thrown here.
+        sendTogether(client);
+        tx.sendDeferred();
+        const committed = client.query('COMMIT');
+        committed.catch(() => undefined);
         await tx.settled();
         tx.end();
         // COMMIT returns once the commit is durable (synchronous_commit is on): only then is
         // the write acknowledged.
-        await client.query('COMMIT');
+        await committed;
         return value;
       } catch (error) {
         tx.end();
