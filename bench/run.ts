@@ -31,13 +31,6 @@ interface Options {
   readonly keep: boolean;
 }
 
-/**
- * Seeding writes each row through the store: on PostgreSQL two round trips per row, about 50 rows
- * per product, which is 25 to 50 s per 1,000 products on the 2-core machine. 10,000 would not
- * fit in the bench's 10 minutes.
- */
-const POSTGRES_PRODUCTS = 2_000;
-
 const USAGE = `npm run bench -- [options]
   --engine sqlite|postgres   database engine (default sqlite). postgres uses BENCH_DATABASE_URL or
                              DATABASE_URL (+ BENCH_DATABASE_OWNER_URL / DATABASE_OWNER_URL), else
@@ -45,8 +38,7 @@ const USAGE = `npm run bench -- [options]
   --duration S               measured seconds per workload (default 10)
   --warmup S                 warm-up seconds before each measurement (default 3)
   --connections N            concurrent keep-alive connections (default 32)
-  --products N               products in the seeded catalogue (default 10000; 2000 on postgres,
-                             where seeding goes row by row over the network: 25-50 s per 1000)
+  --products N               products in the seeded catalogue (default 10000)
   --export-runs N            full-export repetitions (default 3)
   --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export'].join(', ')})
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
@@ -89,7 +81,7 @@ function parseArgs(argv: readonly string[]): Options {
     seconds: number('duration', 10, 1),
     warmupSeconds: number('warmup', 3, 0),
     connections: Math.round(number('connections', 32, 1)),
-    products: Math.round(number('products', engine === 'postgres' ? POSTGRES_PRODUCTS : 10_000, 100)),
+    products: Math.round(number('products', 10_000, 100)),
     exportRuns: Math.round(number('export-runs', 3, 1)),
     only,
     cpuProf: flags.has('cpu-prof'),
@@ -148,7 +140,7 @@ class Bench {
   /** A `catalogue serve` process with its own database copy, stopped (and its profile written) after fn. */
   private async withService<T>(label: string, fn: (service: ServerProcess) => Promise<T>): Promise<T> {
     const cpuProfDir = this.profileDir ? path.join(this.profileDir, label) : undefined;
-    const service = await startService(label, { ...serviceBaseEnv(), ...this.poolEnv(), ...this.db.forProcess(label) }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
+    const service = await startService(label, { ...serviceBaseEnv(), ...this.db.forProcess(label) }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
     this.live.add(service);
     try {
       return await fn(service);
@@ -194,8 +186,15 @@ class Bench {
   }
 
   /** Warm-up, then the measured run with the server's CPU time and the machine's read around it. */
-  private async measure(server: ServerProcess, pool: readonly RequestShape[], expectStatus: number, verifyBody?: (body: string) => boolean): Promise<Measurement> {
-    const spec = { origin: server.origin, connections: this.options.connections, pool, expectStatus, ...(verifyBody ? { verifyBody } : {}) };
+  private async measure(server: ServerProcess, pool: readonly RequestShape[], expectStatus: number, verifyBody?: (body: string) => boolean, crowd?: Workload['crowd']): Promise<Measurement> {
+    const spec = {
+      origin: server.origin,
+      connections: crowd?.connections ?? this.options.connections,
+      pool,
+      expectStatus,
+      ...(crowd ? { shedStatus: crowd.shedStatus } : {}),
+      ...(verifyBody ? { verifyBody } : {}),
+    };
     let warmFailures = 0;
     if (this.options.warmupSeconds > 0) {
       const warm = await runLoad({ ...spec, seconds: this.options.warmupSeconds });
@@ -221,7 +220,11 @@ class Bench {
       id,
       title,
       result: failures === 0 && load.requests > 0 ? 'ok' : 'FAILED',
-      ...(failures > 0 ? { note: `statuses ${statuses || 'none'}; ${load.mismatches} body mismatches, ${load.errors} connection errors/timeouts, ${m.warmFailures} failures in warm-up` } : {}),
+      ...(failures > 0
+        ? { note: `statuses ${statuses || 'none'}; ${load.mismatches} body mismatches, ${load.errors} connection errors/timeouts, ${m.warmFailures} failures in warm-up` }
+        : load.shed > 0 || id.startsWith('crowd')
+          ? { note: `${load.shed} of ${load.requests} answered 503 (busy, ${((100 * load.shed) / Math.max(1, load.requests)).toFixed(1)}%)` }
+          : {}),
       requests: load.requests,
       seconds: load.seconds,
       requestsPerSecond: load.requestsPerSecond,
@@ -238,18 +241,6 @@ class Bench {
       otherCores: m.otherCores,
       ...(entitiesPerRequest ? { entitiesPerSecond: load.requestsPerSecond * entitiesPerRequest } : {}),
     };
-  }
-
-  /**
-   * On PostgreSQL, a pool with a connection for every load connection (unless DATABASE_POOL_SIZE
-   * is given). With the default 10 and 32 connections, the JSON 50-row filter workload stalled
-   * after autocannon's warm-up: ten answers stopped being written while holding their pool
-   * connections, and the other requests waited for the pool. Not yet understood; see the closing
-   * note of issue 8. With the pool sized to the load it does not happen.
-   */
-  private poolEnv(): Record<string, string> {
-    if (this.db.engine !== 'postgres' || process.env.DATABASE_POOL_SIZE) return {};
-    return { DATABASE_POOL_SIZE: String(this.options.connections + 8) };
   }
 
   /** The baseline, measured right before each workload so that both see the same machine. */
@@ -286,9 +277,9 @@ class Bench {
         }
         if (res.status !== w.expectStatus) throw new Error(`the first request answered ${res.status}, expected ${w.expectStatus}: ${res.body.slice(0, 400)}`);
         w.check?.(res, ctx, first);
-        const pool = Array.from({ length: poolSize(first, this.options.connections) }, (_, i) => w.request(ctx, i + 1));
+        const pool = Array.from({ length: poolSize(first, w.crowd?.connections ?? this.options.connections) }, (_, i) => w.request(ctx, i + 1));
         const baseline = await this.baseline(w.id);
-        const m = await this.measure(service, pool, w.expectStatus, w.verifyBody ? (body) => w.verifyBody!(body) : undefined);
+        const m = await this.measure(service, pool, w.expectStatus, w.verifyBody ? (body) => w.verifyBody!(body) : undefined, w.crowd);
         window = m.window;
         return this.row(w.id, w.title, m, baseline, w.entitiesPerRequest);
       });

@@ -127,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     database: {
       ownerUrl: env.DATABASE_OWNER_URL || undefined,
       poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+      poolWaitMs: integer(env, 'DATABASE_POOL_WAIT_MS', 3_000, 1, 600_000),
       statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
       preparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
     },

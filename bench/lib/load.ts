@@ -32,6 +32,11 @@ export interface LoadSpec {
    */
   readonly pool: readonly RequestShape[];
   readonly expectStatus: number;
+  /**
+   * A status that is no failure either: the service shedding load (503 with Retry-After) when
+   * more clients than pooled connections wait too long. Counted apart, as `shed`.
+   */
+  readonly shedStatus?: number;
   /** Called with every response body (autocannon cannot pass the status); false counts as a mismatch. */
   readonly verifyBody?: (body: string) => boolean;
 }
@@ -44,8 +49,10 @@ export interface LoadResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly meanMs: number;
-  /** Responses whose status was not the expected one. */
+  /** Responses whose status was neither the expected one nor the shed one. */
   readonly unexpectedStatus: number;
+  /** Responses with the shed status (see LoadSpec.shedStatus). */
+  readonly shed: number;
   /** Responses whose body failed verification (an unexpected status usually fails it too). */
   readonly mismatches: number;
   /** Connection errors and timeouts. */
@@ -104,6 +111,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         let sum = 0;
         for (let i = 0; i < count; i++) sum += sorted[i]!;
         const expected = statuses[String(spec.expectStatus)] ?? 0;
+        const shed = spec.shedStatus === undefined ? 0 : (statuses[String(spec.shedStatus)] ?? 0);
         resolve({
           requests: count,
           seconds,
@@ -111,7 +119,8 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
           p50Ms: percentile(sorted, 50),
           p99Ms: percentile(sorted, 99),
           meanMs: count ? sum / count : NaN,
-          unexpectedStatus: count - expected,
+          unexpectedStatus: count - expected - shed,
+          shed,
           mismatches: result.mismatches,
           errors: result.errors,
           statuses,

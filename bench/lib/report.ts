@@ -110,7 +110,7 @@ export function formatTable(baseline: Row, rows: readonly Row[]): string {
   const lines: string[][] = [header];
   for (const row of [baseline, ...rows]) {
     const extra = row.entitiesPerSecond !== undefined ? ` (${fmt(row.entitiesPerSecond)} entities/s)` : '';
-    const note = row.note && (row.result !== 'ok' || row.id === 'baseline') ? `: ${row.note}` : '';
+    const note = row.note && (row.result !== 'ok' || row.id === 'baseline' || row.id.startsWith('crowd')) ? `: ${row.note}` : '';
     lines.push([
       row.title,
       fmt(row.requestsPerSecond),

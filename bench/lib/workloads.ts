@@ -32,6 +32,11 @@ export interface Workload {
   /** A part of the service still being built elsewhere: a 501 makes the row "not available". */
   readonly mayBeUnavailable?: boolean;
   request(ctx: WorkloadContext, n: number): RequestShape;
+  /**
+   * More clients than the service has pooled connections (PostgreSQL's default pool is 10): the
+   * run must not stall, and answers with `shedStatus` (503, busy) count apart, not as failures.
+   */
+  readonly crowd?: { readonly connections: number; readonly shedStatus: number };
   /** Checks each body during the load (autocannon passes no status). */
   verifyBody?(body: string): boolean;
   /** Checks the first answer thoroughly before any load; throws with what is wrong. */
@@ -220,6 +225,7 @@ export const WORKLOADS: readonly Workload[] = [
   mergeVariation,
   reviseInventory,
   batchChangeset,
+  { ...filteredPage('json'), id: 'crowd-filter-json', title: `GET Products?$filter (${FILTER_PAGE} rows) JSON, 128 clients`, crowd: { connections: 128, shedStatus: 503 } },
 ];
 
 /** The baseline's load: the connector's headers on a GET, answered with the fixed 300 bytes. */

@@ -229,6 +229,14 @@ const followUps: Readonly<Record<string, Rule>> = {
   },
 };
 
+/** The types whose follow-ups may write their own row again (and so move its version). */
+const FOLLOW_UPS_REWRITING_THE_ROW = new Set(['SalesOrder']);
+
+/** Whether a write of this type must read its version back after the follow-ups. */
+export function followUpsRewrite(type: EntityTypeDef): boolean {
+  return FOLLOW_UPS_REWRITING_THE_ROW.has(type.name);
+}
+
 export async function applyFollowUps(ctx: RuleContext): Promise<void> {
   await followUps[ctx.type.name]?.(ctx);
 }

@@ -11,7 +11,7 @@ import type { EdmValue } from '../odata/edm';
 import type { EntityPayload, EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
-import { applyFollowUps, catalogCycle, checkRules } from './rules';
+import { applyFollowUps, catalogCycle, checkRules, followUpsRewrite } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
@@ -107,17 +107,21 @@ export class CatalogueWrites {
     return undefined;
   }
 
-  /** Answers the entity's new version (its ETag). */
-  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>): Promise<bigint> {
+  /**
+   * Answers the entity's new version (its ETag). `read` is the row as the caller read it in this
+   * same transaction (it resolved the request's path), which saves reading it again.
+   */
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload, mode: Exclude<WriteMode, 'create'>, read?: EntityRecord): Promise<bigint> {
     const values = this.withBindings(type, payload);
-    const stored = await this.entities.find(tx, accountId, type, id);
+    const stored = read?.type === type && read.values.Id === id ? read : await this.entities.find(tx, accountId, type, id);
     if (!stored) throw new EntityMissing(type, id);
     const row = applyPayload(type, values, mode, stored, this.clock.now());
     const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
     await checkRules(ctx);
-    await this.entities.update(tx, accountId, type, id, row);
+    const version = await this.entities.update(tx, accountId, type, id, row);
     await applyFollowUps(ctx);
-    // Read back: follow-ups (order history) may have changed the row again.
+    // Read back when follow-ups (order history) may have changed the row again.
+    if (version !== undefined && !followUpsRewrite(type)) return version;
     return this.entities.versionOf(tx, accountId, type, id);
   }
 

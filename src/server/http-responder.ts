@@ -7,6 +7,15 @@ export class HttpResponder implements Responder {
   /** Set by 'close': a client that went away must end a stream at once, not leave it waiting for 'drain'. */
   private closed = false;
 
+  /**
+   * Whether the client is gone. 'close' alone does not tell: a responder made after it fired (the
+   * client hung up while the request waited for its credentials or a connection) never hears it,
+   * and would wait for a 'drain' that never comes, holding its database connection for good.
+   */
+  private get gone(): boolean {
+    return this.closed || this.res.destroyed;
+  }
+
   /** @param sendTimeoutMs how long a streamed write may wait for the client to take it (see Limits). */
   constructor(
     private readonly res: ServerResponse,
@@ -46,14 +55,17 @@ export class HttpResponder implements Responder {
     const gone = () => new Error('the client went away');
     return {
       write: (chunk: Buffer): Promise<void> => {
-        if (this.closed) return Promise.reject(gone());
+        if (this.gone) return Promise.reject(gone());
         if (res.write(chunk)) return Promise.resolve();
         return new Promise<void>((resolve, reject) => {
-          if (this.closed) return reject(gone());
+          if (this.gone) return reject(gone());
           const stalled = setTimeout(() => {
-            // The client took nothing for sendTimeoutMs: cut it off, which ends the stream
-            // (through 'close') and frees what it holds.
+            // The client took nothing for sendTimeoutMs: cut it off and end the stream, which
+            // frees what it holds (not through 'close', which may have fired already).
+            res.off('drain', onDrain);
+            res.off('close', onClose);
             res.destroy();
+            reject(gone());
           }, this.sendTimeoutMs);
           const onDrain = () => {
             clearTimeout(stalled);

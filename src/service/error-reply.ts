@@ -7,7 +7,7 @@
 import { renderError, ODataError, type ErrorFormat } from '../odata/errors';
 import { EntityMissing, RuleViolation, type ViolationKind } from '../model/rule-violation';
 import { entityNotFound } from '../odata/not-found';
-import { WriterBusyError } from '../store/errors';
+import { StoreBusyError, WriterBusyError } from '../store/errors';
 import type { Reply } from './responder';
 
 /** Seconds a client should wait before sending a write again that found the writer busy. */
@@ -26,6 +26,11 @@ const KNOWN_ERRORS: readonly ((error: unknown) => ODataError | undefined)[] = [
       ? new ODataError(503, `The service could not write for ${error.waitedMs} ms because the database was busy; nothing was written. Send the request again in a few seconds.`, '', {
           'Retry-After': String(BUSY_RETRY_AFTER_S),
         })
+      : undefined,
+  // Overload is the client's to retry, not a fault.
+  (error) =>
+    error instanceof StoreBusyError
+      ? new ODataError(503, 'The service is busy: every database connection is in use. Try again shortly.', '', { 'Retry-After': String(error.retryAfterSeconds) })
       : undefined,
 ];
 

@@ -51,7 +51,7 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
       return { reply: noContent(r) };
     case 'update': {
       checkPrecondition(plan.ifMatch, record);
-      const version = await app.writes.update(tx, accountId, record.type, id, plan.payload, plan.mode);
+      const version = await app.writes.update(tx, accountId, record.type, id, plan.payload, plan.mode, record);
       return { reply: noContent(r, { ETag: etagOf(version) }), entity: { type: record.type, id } };
     }
     case 'delete':

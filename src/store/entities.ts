@@ -61,6 +61,34 @@ function typeSql(type: EntityTypeDef): TypeSql {
   return sql;
 }
 
+/**
+ * Bound values per statement at most: below both engines' limits (SQLite 32,766, PostgreSQL
+ * 65,535) and large enough that a multi-row INSERT carries some hundreds of rows.
+ */
+const MAX_BOUND_VALUES = 30_000;
+/** Rows per multi-row INSERT beyond which a larger statement saves nothing measurable. */
+const MAX_ROWS_PER_INSERT = 1_000;
+
+function rowsPerInsert(type: EntityTypeDef): number {
+  return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_BOUND_VALUES / (type.properties.length + 1))));
+}
+
+const multiRowInsertCache = new WeakMap<EntityTypeDef, Map<number, string>>();
+
+/** INSERT of `rows` rows of a type, in insert()'s column order. */
+function multiRowInsert(type: EntityTypeDef, rows: number): string {
+  let byCount = multiRowInsertCache.get(type);
+  if (!byCount) multiRowInsertCache.set(type, (byCount = new Map()));
+  let sql = byCount.get(rows);
+  if (!sql) {
+    const tuple = `(?, ${type.properties.map(() => '?').join(', ')})`;
+    sql = `INSERT INTO ${q(type.table)} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+    // Only the full size and a few remainders are kept: the remainders vary from call to call.
+    if (byCount.size < 16) byCount.set(rows, sql);
+  }
+  return sql;
+}
+
 /** A query for the entities a navigation leads to from one source entity. */
 interface NavigationSql {
   /** Params: account, source id. */
@@ -165,12 +193,34 @@ export class EntityStore {
     }
   }
 
-  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
+  /**
+   * Many rows of one type in multi-row INSERTs: one statement (one round trip) per
+   * ROWS_PER_INSERT rows instead of one per row. The statement texts come from the model like
+   * insert()'s, and every value is bound. Full statements have one text per type, so each is
+   * prepared once per connection; only the last, shorter one of a call differs.
+   */
+  async insertMany(tx: SqlExecutor, accountId: number, type: EntityTypeDef, rows: readonly Readonly<Record<string, EdmValue>>[]): Promise<void> {
+    const perInsert = rowsPerInsert(type);
+    for (let start = 0; start < rows.length; start += perInsert) {
+      const chunk = rows.slice(start, start + perInsert);
+      const params: SqlValue[] = [];
+      for (const values of chunk) {
+        params.push(accountId);
+        for (const p of type.properties) params.push(this.encode(p, values[p.name] ?? null));
+      }
+      await tx.run(multiRowInsert(type, chunk.length), params);
+    }
+  }
+
+  /** Writes the given values; answers the row's version after it (undefined: nothing to write, or no such row). */
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
-    if (props.length === 0) return;
-    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ?`;
+    if (props.length === 0) return undefined;
+    // RETURNING the version saves reading it back in another round trip.
+    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`;
     try {
-      await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+      const row = await tx.get<{ v: unknown }>(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+      return row ? (this.store.codec.decode('Edm.Int64', row.v) as bigint) : undefined;
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;
     }
@@ -284,6 +334,20 @@ export class EntityStore {
       [accountId, sourceId, targetId],
     );
     return result.changes > 0;
+  }
+
+  /** Adds many pairs to a link table, in multi-row INSERTs (pairs there already are kept). */
+  async addLinks(tx: SqlExecutor, accountId: number, nav: NavigationDef, pairs: readonly (readonly [sourceId: bigint, targetId: bigint])[]): Promise<void> {
+    const r = nav.relation as LinkTableRelation;
+    const [source, target, table] = this.pairColumns(r, nav);
+    const perInsert = Math.floor(MAX_BOUND_VALUES / 3);
+    for (let start = 0; start < pairs.length; start += perInsert) {
+      const chunk = pairs.slice(start, start + perInsert);
+      await tx.run(
+        `INSERT INTO ${table} (account_id, ${source}, ${target}) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT DO NOTHING`,
+        chunk.flatMap(([s, t]) => [accountId, s, t]),
+      );
+    }
   }
 
   async removeLink(tx: SqlExecutor, accountId: number, nav: NavigationDef, sourceId: bigint, targetId: bigint): Promise<boolean> {

@@ -14,3 +14,18 @@ export class WriterBusyError extends Error {
     super(`the database's write lock stayed held by another connection for ${waitedMs} ms`);
   }
 }
+
+/**
+ * Every pooled connection stayed busy for as long as a request may wait for one
+ * (DATABASE_POOL_WAIT_MS): the service is overloaded, not broken. Answered 503 with Retry-After,
+ * so that the client tries again later instead of every request queueing without bound.
+ */
+export class StoreBusyError extends Error {
+  constructor(
+    readonly waitedMs: number,
+    /** When a retry has a fair chance: about as long as the wait that failed. */
+    readonly retryAfterSeconds: number = Math.max(1, Math.ceil(waitedMs / 1000)),
+  ) {
+    super(`No database connection became free within ${waitedMs} ms`);
+  }
+}

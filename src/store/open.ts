@@ -16,6 +16,8 @@ export interface DatabaseOptions {
   readonly ownerUrl?: string | undefined;
   /** Connections at most per process (DATABASE_POOL_SIZE). */
   readonly poolSize?: number;
+  /** Longest a request waits for a pooled connection before it is answered 503 (DATABASE_POOL_WAIT_MS). */
+  readonly poolWaitMs?: number;
   /** Server-side limit on one statement, 0 for none (DATABASE_STATEMENT_TIMEOUT_MS). */
   readonly statementTimeoutMs?: number;
   /** Named prepared statements per connection; false behind a transaction-mode pooler (DATABASE_PREPARED_STATEMENTS). */

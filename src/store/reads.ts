@@ -276,10 +276,16 @@ export class EntityReads {
   /** Fills the $expand tree into records of one type (a page, or one entity). */
   async expand(tx: SqlExecutor, accountId: number, parents: readonly EntityRecord[], nodes: readonly ExpandNode[]): Promise<void> {
     if (parents.length === 0) return;
-    for (const node of nodes) {
-      const children = await this.expandOne(tx, accountId, parents as readonly MutableRecord[], node);
-      if (node.children.length > 0) await this.expand(tx, accountId, children, node.children);
+    // The expansions of one level go out together: on PostgreSQL, whose connection pipelines
+    // statements, the connector's nine cost one round trip instead of nine. Each parent's
+    // expansions keep the order of the request (the writers emit them in that order), whatever
+    // order the answers are handled in.
+    for (const parent of parents as readonly MutableRecord[]) {
+      const expanded = (parent.expanded ??= new Map());
+      for (const node of nodes) if (!expanded.has(node.name)) expanded.set(node.name, node.navigation.many ? [] : null);
     }
+    const children = await Promise.all(nodes.map((node) => this.expandOne(tx, accountId, parents as readonly MutableRecord[], node)));
+    await Promise.all(nodes.map((node, i) => (node.children.length > 0 ? this.expand(tx, accountId, children[i]!, node.children) : undefined)));
   }
 
   /** Attaches one navigation's targets to every parent; answers the distinct targets. */

@@ -96,5 +96,7 @@ export interface Store {
    * (SQLite's group commit); engines that commit each write alone never call it.
    */
   observeCommits(listener: (writes: number) => void): void;
+  /** `count` values of the id sequence at once (bulk writes), in ascending order. */
+  nextIds(tx: SqlExecutor, count: number): Promise<bigint[]>;
   close(): Promise<void>;
 }

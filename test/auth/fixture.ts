@@ -89,6 +89,7 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
     stats: () => store.stats(),
     missingSchema: () => store.missingSchema(),
     observeCommits: (listener) => store.observeCommits(listener),
+    nextIds: (tx, count) => store.nextIds(tx, count),
     close: () => store.close(),
   };
   return { store: wrapped, calls: () => calls };

@@ -36,52 +36,86 @@ export function expectedProduct(i: number) {
   };
 }
 
-/** Products per transaction: one commit per batch keeps seeding fast without a huge transaction. */
+/**
+ * Products per transaction: about 12,000 rows, written type by type in multi-row INSERTs
+ * (EntityStore.insertMany), so a transaction costs some tens of statements, not a round trip per row.
+ */
 const PRODUCTS_PER_TRANSACTION = 250;
 
 export async function seedCatalogue(model: Model, store: Store, entities: EntityStore, accountId: number, count: number, now = Date.UTC(2026, 10, 1)): Promise<void> {
   const type = (name: string) => model.typeByName.get(name)!;
-  const insert = async (tx: SqlExecutor, typeName: string, values: Record<string, EdmValue>): Promise<bigint> => {
-    const t = type(typeName);
-    const id = await store.nextId(tx);
-    const row: Record<string, EdmValue> = {};
-    for (const p of t.properties) row[p.name] = p.timestamp ? now : (p.defaultValue !== undefined ? normalise(p.type, p.defaultValue) : null);
-    Object.assign(row, values, { Id: id });
-    await entities.insert(tx, accountId, t, row);
-    return id;
+  /** The rows of one transaction, per type in the order parents before children. */
+  const batch = () => new Map<string, Record<string, EdmValue>[]>();
+  /** A row of the type: the given values, the timestamps now, defaults otherwise; its Id comes later. */
+  const row = (rows: Map<string, Record<string, EdmValue>[]>, typeName: string, values: Record<string, EdmValue>): Record<string, EdmValue> => {
+    const r: Record<string, EdmValue> = {};
+    for (const p of type(typeName).properties) r[p.name] = p.timestamp ? now : p.defaultValue !== undefined ? normalise(p.type, p.defaultValue) : null;
+    Object.assign(r, values);
+    let list = rows.get(typeName);
+    if (!list) rows.set(typeName, (list = []));
+    list.push(r);
+    return r;
+  };
+  /** Gives every row its Id (one sequence call), then writes each type's rows at once. */
+  const write = async (tx: SqlExecutor, rows: Map<string, Record<string, EdmValue>[]>, assignIds: () => void) => {
+    const all = [...rows.values()].flat();
+    const ids = await store.nextIds(tx, all.length);
+    all.forEach((r, i) => (r.Id = ids[i]!));
+    assignIds();
+    for (const [typeName, list] of rows) await entities.insertMany(tx, accountId, type(typeName), list);
   };
   const catalogIds = await store.write(accountId, async (tx) => {
-    const ids: bigint[] = [];
-    for (let c = 0; c < SHAPE.catalogs; c++) ids.push(await insert(tx, 'Catalog', { Name: `Katalog ${c}`, IsRootLevel: c === 0 }));
-    return ids;
+    const rows = batch();
+    const catalogs = Array.from({ length: SHAPE.catalogs }, (_, c) => row(rows, 'Catalog', { Name: `Katalog ${c}`, IsRootLevel: c === 0 }));
+    await write(tx, rows, () => undefined);
+    return catalogs.map((c) => c.Id as bigint);
   });
   const catalogsNav = type('Product').navigations.find((n) => n.name === 'Catalogs')!;
   let previousProduct: bigint | undefined;
   for (let start = 0; start < count; start += PRODUCTS_PER_TRANSACTION) {
     previousProduct = await store.write(accountId, async (tx) => {
-      let previous = previousProduct;
+      const rows = batch();
+      // Parents first: each child row takes its parent's Id once the Ids are assigned.
+      for (const name of ['Product', 'ProductSpecific', 'ProductImage', 'ProductVariation', 'ProductVariationSpecific', 'ProductVariationImage', 'OptionalProductAttribute', 'DiscountOffer', 'CarPart', 'ProductRelation']) rows.set(name, []);
+      const children: { child: Record<string, EdmValue>; key: string; parent: Record<string, EdmValue> }[] = [];
+      const child = (typeName: string, key: string, parent: Record<string, EdmValue>, values: Record<string, EdmValue>) => {
+        const c = row(rows, typeName, values);
+        children.push({ child: c, key, parent });
+        return c;
+      };
+      const products: { product: Record<string, EdmValue>; index: number }[] = [];
+      let previousRow: Record<string, EdmValue> | undefined;
+      const relations: { relation: Record<string, EdmValue>; parent: Record<string, EdmValue> | bigint }[] = [];
       for (let i = start; i < Math.min(count, start + PRODUCTS_PER_TRANSACTION); i++) {
         const e = expectedProduct(i);
-        const productId = await insert(tx, 'Product', { Title: e.title, ForeignId: e.foreignId, Price: e.price, StockAmount: e.stock, Description: `<p>Beschreibung ${i}</p>` });
-        for (const s of e.specifics) await insert(tx, 'ProductSpecific', { ProductId: productId, Name: s.name, Value: s.value });
-        for (const img of e.images) await insert(tx, 'ProductImage', { ProductId: productId, Type: img.type, ImageUrl: img.url });
+        const product = row(rows, 'Product', { Title: e.title, ForeignId: e.foreignId, Price: e.price, StockAmount: e.stock, Description: `<p>Beschreibung ${i}</p>` });
+        products.push({ product, index: i });
+        for (const s of e.specifics) child('ProductSpecific', 'ProductId', product, { Name: s.name, Value: s.value });
+        for (const img of e.images) child('ProductImage', 'ProductId', product, { Type: img.type, ImageUrl: img.url });
         for (const v of e.variations) {
-          const variationId = await insert(tx, 'ProductVariation', { ProductId: productId, Sku: v.sku, Price: e.price, StockAmount: v.stock });
-          for (const s of v.specifics) await insert(tx, 'ProductVariationSpecific', { ProductVariationId: variationId, Name: s.name, Value: s.value });
-          await insert(tx, 'ProductVariationImage', { ProductVariationId: variationId, ImageUrl: v.pictureUrl, ImagePosition: 0 });
+          const variation = child('ProductVariation', 'ProductId', product, { Sku: v.sku, Price: e.price, StockAmount: v.stock });
+          for (const s of v.specifics) child('ProductVariationSpecific', 'ProductVariationId', variation, { Name: s.name, Value: s.value });
+          child('ProductVariationImage', 'ProductVariationId', variation, { ImageUrl: v.pictureUrl, ImagePosition: 0 });
         }
-        await entities.addLink(tx, accountId, catalogsNav, productId, catalogIds[i % SHAPE.catalogs]!);
         if (e.hasExtras) {
-          await insert(tx, 'OptionalProductAttribute', { ProductId: productId, Name: 'Hinweis', Value: `Hinweis ${i}` });
-          await insert(tx, 'DiscountOffer', { ProductId: productId, Price: '1.5', Type: 1 });
-          await insert(tx, 'CarPart', { ProductId: productId, KType: i, HSN: '0603', TSN: 'AAA' });
+          child('OptionalProductAttribute', 'ProductId', product, { Name: 'Hinweis', Value: `Hinweis ${i}` });
+          child('DiscountOffer', 'ProductId', product, { Price: '1.5', Type: 1 });
+          child('CarPart', 'ProductId', product, { KType: i, HSN: '0603', TSN: 'AAA' });
         }
-        if (e.childOf !== undefined && previous !== undefined) {
-          await insert(tx, 'ProductRelation', { ParentProductId: previous, ChildProductId: productId, Quantity: 1 });
+        const parent = previousRow ?? previousProduct;
+        if (e.childOf !== undefined && parent !== undefined) {
+          const relation = child('ProductRelation', 'ChildProductId', product, { Quantity: 1 });
+          relations.push({ relation, parent });
         }
-        previous = productId;
+        previousRow = product;
       }
-      return previous;
+      for (const [name, list] of rows) if (list.length === 0) rows.delete(name);
+      await write(tx, rows, () => {
+        for (const c of children) c.child[c.key] = c.parent.Id!;
+        for (const r of relations) r.relation.ParentProductId = typeof r.parent === 'bigint' ? r.parent : r.parent.Id!;
+      });
+      await entities.addLinks(tx, accountId, catalogsNav, products.map(({ product, index }) => [product.Id as bigint, catalogIds[index % SHAPE.catalogs]!] as const));
+      return previousRow?.Id as bigint | undefined;
     });
   }
 }

@@ -17,6 +17,10 @@ export const FETCH_ROWS = 200;
 export class ConnectionExecutor implements SqlExecutor {
   private cursors = 0;
   private ended = false;
+  /** Statements sent before fn's first one (BEGIN, the tenant) whose answers are not yet checked. */
+  private prelude: Promise<unknown> | undefined;
+  /** Statements to send before the next one (see defer()). */
+  private readonly deferred: string[] = [];
 
   constructor(
     private readonly client: ClientBase,
@@ -28,11 +32,52 @@ export class ConnectionExecutor implements SqlExecutor {
 
   query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
     if (this.ended) return Promise.reject(new Error('The transaction has ended; its executor cannot run statements'));
+    this.sendDeferred();
+    const result = this.send(sql, params, asArrays);
+    const prelude = this.prelude;
+    if (!prelude) return result;
+    // This statement went out right behind the prelude (pipelined): its answer counts only if
+    // the prelude succeeded. If the prelude failed, its error is the one to report.
+    this.prelude = undefined;
+    result.catch(() => undefined);
+    return prelude.then(() => result);
+  }
+
+  private send(sql: string, params: readonly SqlValue[], asArrays: boolean): Promise<QueryResult> {
     const rowMode = asArrays ? { rowMode: 'array' } : {};
     const p = prepared(sql);
     if (!this.statements) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
     this.statements.use(p);
     return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...rowMode });
+  }
+
+  /**
+   * A statement nobody waits for the answer of (a finished cursor's CLOSE): it is sent with the
+   * next statement, or with the COMMIT, and that one's caller learns if it failed.
+   */
+  defer(sql: string): void {
+    this.deferred.push(sql);
+  }
+
+  /** Sends the deferred statements; the next statement (or settled()) waits for them. */
+  sendDeferred(): void {
+    for (const sql of this.deferred.splice(0)) this.after(this.send(sql, [], false));
+  }
+
+  /** Statements already sent (BEGIN, the tenant) that the next statement waits for along with its own. */
+  after(prelude: Promise<unknown>): void {
+    prelude.catch(() => undefined);
+    const pending = this.prelude;
+    this.prelude = pending ? Promise.all([pending, prelude]) : prelude;
+    this.prelude.catch(() => undefined);
+  }
+
+  /** Waits for what was sent and not yet waited for (fn ran no statement after it). */
+  async settled(): Promise<void> {
+    this.sendDeferred();
+    const prelude = this.prelude;
+    this.prelude = undefined;
+    await prelude;
   }
 
   async rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {
@@ -68,15 +113,22 @@ export class ConnectionExecutor implements SqlExecutor {
     // Cursor names are numbered per transaction, so the DECLARE texts (and their prepared
     // statements) repeat from one transaction to the next.
     const cursor = `cursor_${++this.cursors}`;
-    await this.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, params);
+    const fetch = () => this.query(`FETCH FORWARD ${FETCH_ROWS} FROM ${cursor}`, [], asArrays);
+    // The first FETCH goes out right behind the DECLARE (pipelined): one round trip for both.
+    const declared = this.query(`DECLARE ${cursor} NO SCROLL CURSOR FOR ${sql}`, params);
+    let fetched = fetch();
+    fetched.catch(() => undefined);
+    await declared;
     let open = true;
     try {
       for (;;) {
-        const rows = (await this.query(`FETCH FORWARD ${FETCH_ROWS} FROM ${cursor}`, [], asArrays)).rows as Row[];
+        const rows = (await fetched).rows as Row[];
         for (const row of rows) yield row;
         if (rows.length < FETCH_ROWS) break;
+        fetched = fetch();
       }
-      await this.query(`CLOSE ${cursor}`);
+      // Not waited for here: it goes out with the next statement, or with the COMMIT.
+      this.defer(`CLOSE ${cursor}`);
       open = false;
     } finally {
       // Left early (the consumer stopped, or something failed): close the cursor if the

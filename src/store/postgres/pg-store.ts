@@ -18,7 +18,7 @@ import { pgDialect } from './dialect';
 import { ID_SEQUENCE, TENANT_SETTING, migratePostgres, postgresTables } from './ddl';
 import { ConnectionExecutor } from './executor';
 import { StatementCache } from './statements';
-import { ConfigurationError, DatabaseUnavailableError } from '../errors';
+import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
 
 export interface PostgresOptions {
   /** The APP role's connection URL: it serves every request. */
@@ -36,10 +36,15 @@ export interface PostgresOptions {
    * each transaction instead of the connection's startup (see sessionSettings).
    */
   readonly preparedStatements?: boolean;
+  /** Longest wait for a pooled connection when all are busy (then StoreBusyError: a 503). */
+  readonly poolWaitMs?: number;
 }
 
-/** Longest wait for a pooled connection when all are busy. */
-const POOL_WAIT_MS = 30_000;
+/** The default wait for a pooled connection: short, so that overload answers 503 at once. */
+export const DEFAULT_POOL_WAIT_MS = 3_000;
+
+/** What node-pg's pool rejects a waiting connect() with when connectionTimeoutMillis ran out. */
+const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
@@ -56,8 +61,8 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
   return {
     connectionString: url,
     max: options.poolSize ?? 10,
-    // A request that waits this long for a free connection fails (500) instead of hanging.
-    connectionTimeoutMillis: POOL_WAIT_MS,
+    // A request that waits this long for a free connection is answered 503 instead of queueing.
+    connectionTimeoutMillis: options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS,
     application_name: 'catalogue-service',
     // ISO dates in UTC: the timestamp parser (./values.ts) reads exactly that. A pooler refuses
     // these startup parameters (pgbouncer: "unsupported startup parameter"), and would not keep
@@ -66,7 +71,11 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
       ? {}
       : { options: '-c datestyle=ISO,MDY -c timezone=UTC', ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}) }),
     types: pgTypeParsers,
-  };
+    // Statements are written to the server without waiting for the answer of the one before
+    // (node-pg's pipeline mode): a transaction's BEGIN, its tenant setting and its first
+    // statement travel in one round trip; the server still runs them in order.
+    pipeline: true,
+  } as pg.PoolConfig;
 }
 
 /**
@@ -145,15 +154,17 @@ export class PostgresStore implements Store {
   }
 
   read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT + this.settings, [String(accountId)], fn);
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT + this.settings, [String(accountId)], 'pipelined', fn);
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId], fn);
+    // fn starts once the account's lock is held, so that everything it does (reading the clock
+    // for timestamps included) happens in the order the writes are serialised.
+    return this.transaction('BEGIN', SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId], 'awaited', fn);
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', this.settings ? SET_NOTHING + this.settings : undefined, [], fn);
+    return this.transaction('BEGIN', this.settings ? SET_NOTHING + this.settings : undefined, [], 'pipelined', fn);
   }
 
   async missingSchema(): Promise<string[]> {
@@ -178,6 +189,12 @@ export class PostgresStore implements Store {
     return row.id;
   }
 
+  async nextIds(tx: SqlExecutor, count: number): Promise<bigint[]> {
+    if (count <= 0) return [];
+    const rows = await tx.all<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`, [count]);
+    return rows.map((r) => r.id).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   /**
    * One pooled connection for fn, counted as in flight, with its named statements (none behind a
    * pooler). It goes back to the pool with evicted statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
@@ -187,7 +204,10 @@ export class PostgresStore implements Store {
     if (this.closing) throw new Error('The store is closed');
     this.inFlight++;
     try {
-      const client = await this.pool.connect();
+      const client = await this.pool.connect().catch((error: Error) => {
+        if (error.message === POOL_TIMEOUT_MESSAGE) throw new StoreBusyError(this.options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS);
+        throw error;
+      });
       let cache = this.caches.get(client);
       if (!cache && !behindPooler(this.options)) {
         cache = new StatementCache(STATEMENTS_PER_CONNECTION);
@@ -210,17 +230,42 @@ export class PostgresStore implements Store {
     }
   }
 
-  private transaction<T>(begin: string, setup: string | undefined, setupParams: readonly SqlValue[], fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  /**
+   * BEGIN and the setup (tenant, lock) are sent at once. 'pipelined': not awaited here; the
+   * executor sends fn's first statement right behind them and waits for all three together (one
+   * round trip), and uses its answer only if BEGIN and the setup succeeded. The server runs them in order, so
+   * no statement of fn runs before the tenant is set (and, for a write, the lock is held).
+   */
+  private transaction<T>(
+    begin: string,
+    setup: string | undefined,
+    setupParams: readonly SqlValue[],
+    /** 'awaited': fn starts only after BEGIN and the setup answered (one round trip of their own). */
+    start: 'pipelined' | 'awaited',
+    fn: (tx: SqlExecutor) => Promise<T>,
+  ): Promise<T> {
     return this.withConnection(async (client, cache, discard) => {
       const tx = new ConnectionExecutor(client, cache, true);
-      await client.query(begin);
+      // The statements sent in this turn of the event loop (BEGIN, the setup, fn's first) leave
+      // in one write to the socket rather than one system call each.
+      sendTogether(client);
+      const begun = client.query(begin);
+      const prelude = setup ? Promise.all([begun, tx.query(setup, setupParams)]) : begun;
+      tx.after(prelude);
       try {
-        if (setup) await tx.query(setup, setupParams);
+        if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
+        // What fn left unanswered (a cursor's CLOSE) travels with the COMMIT. Should it have
+        // failed, the server answers the COMMIT with a rollback, and its error is thrown here.
+        sendTogether(client);
+        tx.sendDeferred();
+        const committed = client.query('COMMIT');
+        committed.catch(() => undefined);
+        await tx.settled();
         tx.end();
         // COMMIT returns once the commit is durable (synchronous_commit is on): only then is
         // the write acknowledged.
-        await client.query('COMMIT');
+        await committed;
         return value;
       } catch (error) {
         tx.end();
@@ -239,6 +284,23 @@ export class PostgresStore implements Store {
     })();
     return this.closing;
   }
+}
+
+/** node-pg's socket (not public API; absent, nothing is batched and nothing breaks). */
+interface WithSocket {
+  connection?: { stream?: { cork?: () => void; uncork?: () => void } };
+}
+
+/**
+ * Holds back the writes to the connection's socket until the current turn of the event loop has
+ * run (its promise callbacks included), then sends them in one system call. node-pg corks each
+ * statement's own messages the same way; the two nest.
+ */
+function sendTogether(client: pg.PoolClient): void {
+  const stream = (client as unknown as WithSocket).connection?.stream;
+  if (!stream?.cork || !stream.uncork) return;
+  stream.cork();
+  process.nextTick(() => stream.uncork!());
 }
 
 /** Errors of connecting: the server is not there, or refuses the role or the database. */

@@ -334,6 +334,18 @@ export class SqliteStore implements Store {
     return row.last_value;
   }
 
+  async nextIds(tx: SqlExecutor, count: number): Promise<bigint[]> {
+    if (count <= 0) return [];
+    // One writer at a time: the range below the new last value is this transaction's alone.
+    const row = await tx.get<{ last_value: bigint }>(
+      `UPDATE id_sequence SET last_value = last_value + ? WHERE name = 'entity' RETURNING last_value`,
+      [count],
+    );
+    if (!row) throw new Error('The id sequence is missing: run the migrations');
+    const first = BigInt(row.last_value) - BigInt(count) + 1n;
+    return Array.from({ length: count }, (_, i) => first + BigInt(i));
+  }
+
   /**
    * Commits one batch of the queue, then gives the event loop a turn before the next: a batch
    * runs its jobs without yielding, so back-to-back batches would keep reads waiting.

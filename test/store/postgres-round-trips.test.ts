@@ -1,0 +1,153 @@
+/**
+ * Round trips to PostgreSQL per request (issue 16, item 2), counted by wrapping node-pg's
+ * Client.query in this process, where the live service runs: a statement sent while another one
+ * on the same connection is still unanswered travels in the same round trip (node-pg's pipeline
+ * mode); one sent on an idle connection starts a new round trip. Counted up to the moment the
+ * answer is written (ServerResponse.end): what the client waits for. A read's COMMIT goes out
+ * after its answer and is reported apart.
+ *
+ * Before: a GET by key was 5 (login lookup, BEGIN, set tenant, SELECT, COMMIT); a filtered
+ * collection 6 before its answer (…, DECLARE, FETCH, CLOSE) and its COMMIT.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import pg from 'pg';
+import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { request } from '../support/http-client';
+import { createEntity, JSON_HEADERS } from '../support/live-client';
+import { batchBody, changesetPart, jsonOperation, postBatch, readBatchAnswer, changesetAnswers } from '../batch/support';
+import { reportFigures } from '../support/figures';
+import { testEngine } from '../support/test-database';
+
+interface Sent {
+  readonly sql: string;
+  /** Whether it started a round trip (its connection had nothing unanswered). */
+  readonly starts: boolean;
+}
+
+type Event = { readonly kind: 'statement'; readonly sent: Sent } | { readonly kind: 'answer' };
+
+const events: Event[] = [];
+let recording = false;
+const unanswered = new WeakMap<object, number>();
+const originalQuery = pg.Client.prototype.query;
+
+function instrument(): void {
+  pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
+    const sql = typeof config === 'string' ? config : String((config as { text?: string }).text ?? (config as { name?: string }).name);
+    const open = unanswered.get(this) ?? 0;
+    if (recording) events.push({ kind: 'statement', sent: { sql: sql.replace(/\s+/g, ' ').slice(0, 60), starts: open === 0 } });
+    unanswered.set(this, open + 1);
+    const result = (originalQuery as (...a: unknown[]) => unknown).call(this, config, ...rest);
+    const done = () => unanswered.set(this, (unanswered.get(this) ?? 1) - 1);
+    if (result && typeof (result as Promise<unknown>).then === 'function') (result as Promise<unknown>).then(done, done);
+    else done();
+    return result;
+  } as typeof pg.Client.prototype.query;
+}
+
+interface Count {
+  /** Round trips started before the answer was written. */
+  readonly beforeAnswer: number;
+  /** Round trips after it (a read's COMMIT). */
+  readonly afterAnswer: number;
+  readonly statements: string[];
+}
+
+async function roundTrips(live: LiveService, send: () => Promise<unknown>): Promise<Count> {
+  events.length = 0;
+  recording = true;
+  const onRequest = (_req: unknown, res: ServerResponse) => {
+    const end = res.end.bind(res);
+    res.end = ((...args: Parameters<ServerResponse['end']>) => {
+      events.push({ kind: 'answer' });
+      return end(...args);
+    }) as ServerResponse['end'];
+  };
+  live.service.server.on('request', onRequest);
+  try {
+    await send();
+    // The statements that follow the answer (a read's COMMIT) are sent in the same turn.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  } finally {
+    live.service.server.off('request', onRequest);
+    recording = false;
+  }
+  const answeredAt = events.findIndex((e) => e.kind === 'answer');
+  assert.ok(answeredAt >= 0, 'the request was answered');
+  const starts = (from: number, to: number) => events.slice(from, to).filter((e) => e.kind === 'statement' && e.sent.starts).length;
+  return {
+    beforeAnswer: starts(0, answeredAt),
+    afterAnswer: starts(answeredAt, events.length),
+    statements: events.map((e) => (e.kind === 'answer' ? '<answer>' : `${e.sent.starts ? '| ' : '+ '}${e.sent.sql}`)),
+  };
+}
+
+describe('round trips to PostgreSQL per request', { skip: testEngine !== 'postgres' ? 'PostgreSQL only' : false }, () => {
+  let live: LiveService;
+  let seller: Seller;
+  let productId: string;
+  let variationIds: string[];
+  const figures: Record<string, number> = {};
+
+  before(async () => {
+    instrument();
+    live = await startLive();
+    seller = await newSeller(live, 'trips');
+    productId = await createEntity(live, seller, 'Products', { ForeignId: 'RT-1', Title: 'Round trips', Price: '1.00', StockAmount: 1 });
+    variationIds = [];
+    for (let i = 0; i < 10; i++) variationIds.push(await createEntity(live, seller, 'ProductVariations', { ProductId: productId, Sku: `RT-${i}`, Price: '1.00', StockAmount: i }));
+  });
+  after(async () => {
+    pg.Client.prototype.query = originalQuery;
+    reportFigures('postgres-round-trips', figures);
+    await live.close();
+  });
+
+  const getByKey = () => request(`${live.root}/Products(${productId}L)`, { headers: { ...seller.auth, Accept: 'application/json' } });
+
+  test('GET by key: at most 2 before the answer (credentials; BEGIN, tenant and SELECT in one)', async (t) => {
+    // The first time prepares the statements on the connection; counted is the steady state.
+    assert.equal((await getByKey()).status, 200);
+    const count = await roundTrips(live, async () => assert.equal((await getByKey()).status, 200));
+    t.diagnostic(count.statements.join('\n'));
+    figures.getByKey = count.beforeAnswer;
+    figures.getByKeyAfterAnswer = count.afterAnswer;
+    assert.ok(count.beforeAnswer <= 2, `GET by key took ${count.beforeAnswer} round trips before its answer:\n${count.statements.join('\n')}`);
+  });
+
+  test('a filtered collection: at most 2 before the answer (credentials; BEGIN, tenant, DECLARE and the first FETCH in one)', async (t) => {
+    const filter = () => request(`${live.root}/ProductVariations?$filter=StockAmount ge 0`, { headers: { ...seller.auth, Accept: 'application/json' } });
+    assert.equal((await filter()).status, 200);
+    const count = await roundTrips(live, async () => {
+      const res = await filter();
+      assert.equal(res.status, 200);
+      assert.equal((JSON.parse(res.body).d as unknown[]).length, 10);
+    });
+    t.diagnostic(count.statements.join('\n'));
+    figures.filter = count.beforeAnswer;
+    assert.ok(count.beforeAnswer <= 2, `the filter took ${count.beforeAnswer} round trips before its answer:\n${count.statements.join('\n')}`);
+  });
+
+  test('POST, MERGE and a $batch of 10 MERGEs: counted and reported', async (t) => {
+    let n = 0;
+    const post = () => request(`${live.root}/Products`, { method: 'POST', headers: { ...seller.auth, ...JSON_HEADERS }, body: JSON.stringify({ ForeignId: `RT-P-${++n}`, Title: 'p', Price: '1.00', StockAmount: 1 }) });
+    assert.equal((await post()).status, 201);
+    const posted = await roundTrips(live, async () => assert.equal((await post()).status, 201));
+    const merge = () => request(`${live.root}/ProductVariations(${variationIds[0]}L)`, { method: 'MERGE', headers: { ...seller.auth, ...JSON_HEADERS }, body: JSON.stringify({ StockAmount: ++n }) });
+    assert.equal((await merge()).status, 204);
+    const merged = await roundTrips(live, async () => assert.equal((await merge()).status, 204));
+    const batch = () =>
+      postBatch(live, seller, batchBody([changesetPart(variationIds.map((id, i) => jsonOperation('MERGE', `ProductVariations(${id}L)`, i + 1, { StockAmount: ++n })))]));
+    assert.equal(changesetAnswers(readBatchAnswer(await batch())[0]).length, 10);
+    const batched = await roundTrips(live, async () => {
+      const answers = changesetAnswers(readBatchAnswer(await batch())[0]);
+      assert.deepEqual(answers.map((a) => a.status), Array(10).fill(204));
+    });
+    for (const [name, count] of [['post', posted], ['merge', merged], ['batch10Merges', batched]] as const) {
+      t.diagnostic(`${name}: ${count.beforeAnswer} round trips before the answer\n${count.statements.join('\n')}`);
+      figures[name] = count.beforeAnswer;
+    }
+  });
+});
