@@ -138,7 +138,7 @@ function entitySetSection(m: Model, t: EntityTypeDef): string[] {
     ...propertyTable(t),
   ];
   const rules = [
-    ...t.uniqueKeys.map((key) => `- Unique within the account: (${key.properties.map(code).join(', ')}); a null member never collides; a duplicate answers ${key.status}.`),
+    ...t.uniqueKeys.map((key) => `- Unique within the account: (${key.properties.map(code).join(', ')}); a null member never collides; a duplicate answers 409.`),
     ...foreignKeys(m, t),
     ...(RULES_IN_WORDS[t.name] ?? []).map((rule) => `- ${rule}`),
   ];

@@ -7,7 +7,8 @@ import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDe
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store } from './store';
-import { ACCOUNT_COLUMN, uniqueIndexName, VERSION_COLUMN, versionBumpFor } from './schema';
+import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
+import { comparisonKey } from '../model/text';
 import { indexName } from './postgres/ddl';
 import { uniqueKeyMessage } from '../model/define';
 import { UniqueKeyViolation } from '../model/rule-violation';
@@ -20,6 +21,12 @@ const q = (name: string) => `"${name}"`;
 export function columnsOf(type: EntityTypeDef, alias = 't'): string {
   return [...type.properties.map((p) => `${alias}.${q(p.column)}`), `${alias}.${q(VERSION_COLUMN)}`].join(', ');
 }
+
+/** The properties that have a comparison key column beside their own (text rules compare ignoring case). */
+const keyedProperties = (type: EntityTypeDef) => type.properties.filter((p) => comparisonKeyColumn(p) !== undefined);
+
+/** The comparison key stored for a value (null for null). */
+const keyOf = (value: EdmValue | undefined): string | null => (value === null || value === undefined ? null : comparisonKey(String(value)));
 
 /** Columns of that select list: a statement's own extra columns start here. */
 export const rowWidth = (type: EntityTypeDef) => type.properties.length + 1;
@@ -51,8 +58,8 @@ function typeSql(type: EntityTypeDef): TypeSql {
       all: `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? ORDER BY t.id`,
       count: `SELECT count(*) AS n FROM ${table} t WHERE t.account_id = ?`,
       insert:
-        `INSERT INTO ${table} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}) ` +
-        `VALUES (?, ${type.properties.map(() => '?').join(', ')})`,
+        `INSERT INTO ${table} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}${keyedProperties(type).map((p) => `, ${q(comparisonKeyColumn(p)!)}`).join('')}) ` +
+        `VALUES (?, ${[...type.properties, ...keyedProperties(type)].map(() => '?').join(', ')})`,
       deleteById: `DELETE FROM ${table} WHERE account_id = ? AND id = ?`,
       exists: `SELECT 1 AS found FROM ${table} WHERE account_id = ? AND id = ?`,
     };
@@ -137,12 +144,16 @@ export class EntityStore {
     return rows;
   }
 
-  /** Counts rows whose properties equal the given values (rule checks: uniqueness, limits). */
+  /**
+   * Counts rows whose properties equal the given values (rule checks: uniqueness, limits), each
+   * compared as rules compare it: text with a comparison key by its key (an indexed column).
+   */
   async countWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
     const names = Object.keys(equal);
     const props = names.map((n) => type.properties.find((p) => p.name === n)!);
-    const conditions = props.map((p) => (equal[p.name] === null ? `${q(p.column)} IS NULL` : `${q(p.column)} = ?`));
-    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => this.encode(p, equal[p.name]!))];
+    const conditions = props.map((p) => (equal[p.name] === null ? `${q(comparedColumn(p))} IS NULL` : `${q(comparedColumn(p))} = ?`));
+    const compared = (p: PropertyDef, v: EdmValue): SqlValue => (comparisonKeyColumn(p) ? comparedValue(p, String(v)) : this.encode(p, v));
+    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => compared(p, equal[p.name]!))];
     let sql = `SELECT count(*) AS n FROM ${typeSql(type).table} WHERE account_id = ?${conditions.map((c) => ` AND ${c}`).join('')}`;
     if (excludeId !== undefined) {
       sql += ' AND id <> ?';
@@ -159,7 +170,11 @@ export class EntityStore {
 
   async insert(tx: SqlExecutor, accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<void> {
     try {
-      await tx.run(typeSql(type).insert, [accountId, ...type.properties.map((p) => this.encode(p, values[p.name] ?? null))]);
+      await tx.run(typeSql(type).insert, [
+        accountId,
+        ...type.properties.map((p) => this.encode(p, values[p.name] ?? null)),
+        ...keyedProperties(type).map((p) => keyOf(values[p.name])),
+      ]);
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;
     }
@@ -168,9 +183,12 @@ export class EntityStore {
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<void> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
     if (props.length === 0) return;
-    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ?`;
+    // A property with a comparison key is written together with its key.
+    const keyed = props.filter((p) => comparisonKeyColumn(p) !== undefined);
+    const assignments = [...props.map((p) => `${q(p.column)} = ?`), ...keyed.map((p) => `${q(comparisonKeyColumn(p)!)} = ?`)];
+    const sql = `UPDATE ${typeSql(type).table} SET ${assignments.join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ?`;
     try {
-      await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+      await tx.run(sql, [...props.map((p) => this.encode(p, values[p.name]!)), ...keyed.map((p) => keyOf(values[p.name])), accountId, id]);
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;
     }
@@ -306,7 +324,7 @@ function collidingKey(type: EntityTypeDef, error: unknown): UniqueKey | undefine
     const columns = /UNIQUE constraint failed: (.*)$/.exec(e.message)?.[1]?.split(',').map((c) => c.trim().replace(/^.*\./, ''));
     if (!columns) return undefined;
     return type.uniqueKeys.find((key) => {
-      const keyColumns = [ACCOUNT_COLUMN, ...key.properties.map((name) => type.properties.find((p) => p.name === name)?.column)];
+      const keyColumns = [ACCOUNT_COLUMN, ...uniqueKeyColumns(type, key)];
       return keyColumns.length === columns.length && keyColumns.every((c, i) => c === columns[i]);
     });
   }

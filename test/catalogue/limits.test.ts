@@ -587,7 +587,7 @@ describe('ProductRelations', () => {
     const relations = '/ProductRelations';
     await refused(() => post('ProductRelations', { ParentProductId: a, ChildProductId: a }), 400, /cannot be related to itself/, [relations]);
     const ab = idOf(await post('ProductRelations', { ParentProductId: a, ChildProductId: b, Quantity: 2 }));
-    await refused(() => post('ProductRelations', { ParentProductId: a, ChildProductId: b }), 400, new RegExp(`Product ${a} is already the parent of product ${b}`), [relations]);
+    await refused(() => post('ProductRelations', { ParentProductId: a, ChildProductId: b }), 409, new RegExp(`Product ${a} is already the parent of product ${b}`), [relations]);
     created(await post('ProductRelations', { ParentProductId: b, ChildProductId: c }));
     await refused(() => post('ProductRelations', { ParentProductId: b, ChildProductId: a }), 400, /would make a cycle/, [relations]);
     await refused(() => post('ProductRelations', { ParentProductId: c, ChildProductId: a }), 400, /would make a cycle/, [relations]);
@@ -596,7 +596,7 @@ describe('ProductRelations', () => {
     // Updates: onto itself, onto an existing pair, into a cycle.
     const ac = idOf(await post('ProductRelations', { ParentProductId: a, ChildProductId: c }));
     await refused(() => merge(`/ProductRelations(${ac}L)`, { ChildProductId: a }), 400, /cannot be related to itself/);
-    await refused(() => merge(`/ProductRelations(${ac}L)`, { ChildProductId: b }), 400, /already the parent/);
+    await refused(() => merge(`/ProductRelations(${ac}L)`, { ChildProductId: b }), 409, /already the parent/);
     await refused(() => merge(`/ProductRelations(${ab}L)`, { ParentProductId: c, ChildProductId: a }), 400, /would make a cycle/);
     assert.equal(await count(`${productPath(a)}/ChildProducts`), 2);
   });
