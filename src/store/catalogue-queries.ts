@@ -110,7 +110,7 @@ export class CatalogueQueries {
   }
 
   /**
-   * The distinct characteristics of a product's variations, leaving out one variation (the one
+   * The characteristics of a product's variations, leaving out one variation (the one
    * moving) or one characteristic row (the one being written), when given.
    */
   async characteristicsOfProduct(
@@ -130,7 +130,7 @@ export class CatalogueQueries {
       params.push(accountId, product.ofVariation);
     }
     let sql =
-      `SELECT DISTINCT ${this.characteristicColumns('s.')} FROM ${q(s.table)} s ` +
+      `SELECT ${this.characteristicColumns('s.')} FROM ${q(s.table)} s ` +
       `JOIN ${q(v.table)} v ON v.${q(ACCOUNT_COLUMN)} = s.${q(ACCOUNT_COLUMN)} AND v.${column(v, 'Id')} = s.${column(s, 'ProductVariationId')} ` +
       `WHERE s.${q(ACCOUNT_COLUMN)} = ? AND ${productCondition}`;
     if (exclude.variationId !== undefined) {
@@ -141,6 +141,8 @@ export class CatalogueQueries {
       sql += ` AND s.${column(s, 'Id')} <> ?`;
       params.push(exclude.specificId);
     }
+    // In the order written, so that a message names a characteristic as it was first written.
+    sql += ` ORDER BY s.${column(s, 'Id')}`;
     return (await tx.all<CharacteristicRow>(sql, params)).map(characteristic);
   }
 
