@@ -349,14 +349,8 @@ async function ownerSql(statements: readonly string[]): Promise<void> {
   }
 }
 
-test('a database from before the comparison keys migrates: its rows get keys, and the rules see them', async () => {
-  const product = await newProduct();
-  created(await post('ProductSpecifics', { ProductId: product, Name: 'Brand', Value: 'x' }));
-  const variation = await newVariation(product, { Sku: 'SKU-1 ' });
-  created(await post('ProductVariationSpecifics', { ProductVariationId: variation, Name: 'Colour', Value: 'Red' }));
-  const database = live.database;
-  await live.close();
-  // The schema as it was: no key columns, unique indexes over the text itself.
+/** The schema as it was before comparison keys: no key columns, unique indexes over the text itself. */
+function schemaBeforeKeys(): string[] {
   const keyed: readonly [string, string, string][] = [
     ['product_specifics', 'name', 'product_id'],
     ['product_variations', 'sku', 'product_id'],
@@ -365,12 +359,22 @@ test('a database from before the comparison keys migrates: its rows get keys, an
   ];
   // PostgreSQL keeps a long index name shortened.
   const drop = (index: string) => `DROP INDEX "${testEngine === 'sqlite' ? index : indexName(index)}"`;
-  await ownerSql([
+  return [
     ...keyed.map(([table, column, owner]) => drop(`${table}_unique_${owner}_${column}_key`)),
     ...keyed.map(([table, column]) => `ALTER TABLE "${table}" DROP COLUMN "${column}_key"`),
     `ALTER TABLE "product_variation_specifics" DROP COLUMN "value_key"`,
     ...keyed.map(([table, column, owner]) => `CREATE UNIQUE INDEX "${table}_unique_${owner}_${column}" ON "${table}" ("account_id", "${owner}", "${column}")`),
-  ]);
+  ];
+}
+
+test('a database from before the comparison keys migrates: its rows get keys, and the rules see them', async () => {
+  const product = await newProduct();
+  created(await post('ProductSpecifics', { ProductId: product, Name: 'Brand', Value: 'x' }));
+  const variation = await newVariation(product, { Sku: 'SKU-1 ' });
+  created(await post('ProductVariationSpecifics', { ProductVariationId: variation, Name: 'Colour', Value: 'Red' }));
+  const database = live.database;
+  await live.close();
+  await ownerSql(schemaBeforeKeys());
   // Sessions and tokens live in the database: the seller's credentials still hold.
   live = await startLive({ database });
   refused(await post('ProductSpecifics', { ProductId: product, Name: 'BRAND', Value: 'y' }), 409, /already has a ProductSpecific named/);
@@ -379,4 +383,22 @@ test('a database from before the comparison keys migrates: its rows get keys, an
   // The old exact index is gone: only the comparison decides.
   created(await post('OptionalProductAttributes', { ProductId: product, Name: 'a', Value: 'x' }));
   refused(await post('OptionalProductAttributes', { ProductId: product, Name: 'A', Value: 'x' }), 409, /already has an OptionalProductAttribute named/);
+});
+
+test('a database whose rows collide under the comparison does not migrate: the error names the index, and nothing changes', async () => {
+  const product = await newProduct();
+  created(await post('ProductSpecifics', { ProductId: product, Name: 'Colour', Value: 'red' }));
+  const database = live.database;
+  await live.close();
+  // Before comparison keys, 'Colour' and 'colour' were two names of one product.
+  const columns = '"account_id", "id", "product_id", "name", "value", "type", "creation_date", "modification_date", "row_version"';
+  const copy = `INSERT INTO "product_specifics" (${columns}) SELECT ${columns.replace('"id"', '"id" + 1000000').replace('"name"', "'colour'")} FROM "product_specifics" WHERE "name" = 'Colour'`;
+  // The owner is fenced by row-level security too; the copy lifts the fence for itself.
+  const unfenced = testEngine === 'sqlite' ? [copy] : ['ALTER TABLE "product_specifics" NO FORCE ROW LEVEL SECURITY', copy, 'ALTER TABLE "product_specifics" FORCE ROW LEVEL SECURITY'];
+  await ownerSql([...schemaBeforeKeys(), ...unfenced]);
+  await assert.rejects(startLive({ database }), /Cannot create the unique index product_specifics_unique_product_id_name_key: rows of product_specifics hold equal values .* ignoring case and trailing spaces/);
+  // The migration is one transaction: the key columns it added are gone again, so renaming a row and starting again works.
+  await ownerSql(testEngine === 'sqlite' ? [`UPDATE "product_specifics" SET "name" = 'Colour 2' WHERE "name" = 'colour'`] : ['ALTER TABLE "product_specifics" NO FORCE ROW LEVEL SECURITY', `UPDATE "product_specifics" SET "name" = 'Colour 2' WHERE "name" = 'colour'`, 'ALTER TABLE "product_specifics" FORCE ROW LEVEL SECURITY']);
+  live = await startLive({ database });
+  refused(await post('ProductSpecifics', { ProductId: product, Name: 'COLOUR 2 ', Value: 'x' }), 409, /already has a ProductSpecific named/);
 });
