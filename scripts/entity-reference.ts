@@ -23,28 +23,30 @@ export const REFERENCE_PATH = path.join('docs', 'entity-sets.md');
  * Rules that src/catalogue/rules.ts checks in code because they are not a property's facet or a
  * uniqueness key. When a rule is added there, describe it here (and run `npm run docs`).
  */
+const URL_RULE = '`ImageUrl` must be an absolute `http` or `https` URL as written, with `//` and a host and no blank anywhere: `http:/x.jpg`, a leading blank or a space inside are refused (400).';
+
 const RULES_IN_WORDS: Readonly<Record<string, readonly string[]>> = {
   Catalog: [
     'A catalog cannot become its own ancestor through `ParentCatalogs` / `ChildCatalogs` links (400).',
     'Deleting a catalog removes its links to products and to parent and child catalogs; it deletes no product and no other catalog.',
   ],
   ProductSpecific: [
-    `\`Value\` holds at most ${LIMITS.specificValues} values separated by \`|\`, each of 1 to ${LIMITS.specificValueLength} characters (400).`,
+    `\`Value\` holds at most ${LIMITS.specificValues} values separated by \`|\`, each of 1 to ${LIMITS.specificValueLength} characters and not blank: \`a||b\` and \`a| |b\` are refused, not shortened (400).`,
   ],
-  ProductImage: ['`ImageUrl` must be an absolute `http` or `https` URL (400).', '`Type` is a slot: 1 list image, 2 offer image, 3 to 12 further images; each slot of a product holds one image.'],
+  ProductImage: [URL_RULE, '`Type` is a slot: 1 list image, 2 offer image, 3 to 12 further images; each slot of a product holds one image.'],
   ProductVariation: [
     `A product has at most ${LIMITS.variationsPerProduct} variations (400).`,
     'A variation moved to another product takes its characteristics (and its variation-level discount offers) along; the characteristic limits of `ProductVariationSpecifics` hold for them in the new product.',
   ],
   ProductVariationSpecific: [
-    `Across all variations of one product: at most ${LIMITS.characteristicNamesPerProduct} distinct characteristic names, and at most ${LIMITS.valuesPerCharacteristic} distinct values per name (400).`,
+    `Across all variations of one product: at most ${LIMITS.characteristicNamesPerProduct} distinct characteristic names, and at most ${LIMITS.valuesPerCharacteristic} distinct values per name (400); names and values count as distinct as the rules compare them (ignoring case and trailing spaces).`,
   ],
-  ProductVariationImage: ['`ImageUrl` must be an absolute `http` or `https` URL (400).'],
+  ProductVariationImage: [URL_RULE],
   DiscountOffer: [
     'One offer per product, variation (none for a product-level offer) and `Type` (409).',
     '`ProductVariationId`, when set, must be a variation of `ProductId` (400).',
   ],
-  ProductRelation: ['A product cannot be related to itself, and relations cannot form a cycle (400). A pair related twice answers 400 too, not 409.'],
+  ProductRelation: ['A product cannot be related to itself, and relations cannot form a cycle (400).'],
   SalesOrder: ['A change of `PaidAmount`, `PaidDate` or `ShippingStatus` adds lines to the order history (`GetSalesOrderHistory`) and moves the order\'s flags and `ModificationDate`.'],
   SalesOrderItem: [
     `\`TrackingNumbers\` holds 1 to ${LIMITS.trackingNumbers} non-empty numbers separated by \`;\`, and needs \`CarrierUsed\`, in the same request or already stored (400).`,
@@ -77,6 +79,9 @@ function accessText(p: PropertyDef, set: EntityTypeDef): string {
 function constraintsText(p: PropertyDef): string {
   const parts: string[] = [];
   if (p.requiredOnCreate) parts.push('required on create');
+  if (p.type === 'Edm.String' && p.access === 'writable' && !p.nullable) parts.push('not empty or blank');
+  if (p.blankIsNull) parts.push('empty or blank is stored as null');
+  if (p.textComparison === 'ignoreCase') parts.push('rules compare it ignoring case and trailing spaces');
   if (p.min !== undefined && p.max !== undefined) parts.push(`${p.min} to ${p.max}`);
   else if (p.min !== undefined) parts.push(`≥ ${p.min}`);
   else if (p.max !== undefined) parts.push(`≤ ${p.max}`);
@@ -138,7 +143,7 @@ function entitySetSection(m: Model, t: EntityTypeDef): string[] {
     ...propertyTable(t),
   ];
   const rules = [
-    ...t.uniqueKeys.map((key) => `- Unique within the account: (${key.properties.map(code).join(', ')}); a null member never collides; a duplicate answers ${key.status}.`),
+    ...t.uniqueKeys.map((key) => `- Unique within the account: (${key.properties.map(code).join(', ')}); a null member never collides; a duplicate answers 409.`),
     ...foreignKeys(m, t),
     ...(RULES_IN_WORDS[t.name] ?? []).map((rule) => `- ${rule}`),
   ];
@@ -150,13 +155,15 @@ function entitySetSection(m: Model, t: EntityTypeDef): string[] {
 
 function operationsSection(m: Model): string[] {
   const rows = m.operations.map((o) => {
-    const params = o.parameters.map((p) => `${code(p.name)} ${p.type.replace(/^Edm\./, '')}${p.required ? '' : ' (optional)'}`).join(', ');
+    const params = o.parameters.map((p) => `${code(p.name)} ${p.type.replace(/^Edm\./, '')}${p.min !== undefined ? ` ≥ ${p.min}` : ''}${p.required ? '' : ' (optional)'}`).join(', ');
     return `| ${code(o.name)} | ${o.httpMethod} | ${params} | ${o.returnType.replace(/^Edm\./, '')} |`;
   });
   return [
     '## Service operations',
     '',
     'Parameters come from the query string; the README describes what each operation does.',
+    '',
+    'A parameter given twice answers 400; an id parameter (`…Id`, `categoryId1`, `profileId`) must be 1 or more.',
     '',
     '| Operation | Method | Parameters | Result |',
     '|---|---|---|---|',
@@ -180,7 +187,14 @@ export function renderEntityReference(m: Model = catalogueModel): string {
     '  account answers exactly like a row that does not exist.',
     '- `Id` is assigned by the service, unique across the whole service and never reused.',
     '- Types: Int64 and Decimal are exact (written as JSON strings); DateTime is UTC with',
-    '  millisecond precision; String lengths count characters (Unicode code points).',
+    '  millisecond precision; String lengths count UTF-16 code units, as .NET does (a character',
+    '  beyond U+FFFF, such as an emoji, counts 2).',
+    '- Text holds no control character but tab, CR and LF, and no U+FFFE, U+FFFF or lone surrogate',
+    '  (400 naming the property): Atom could not carry them as JSON does.',
+    '- Text compares exactly (by code point) unless a property says "rules compare it ignoring case',
+    '  and trailing spaces": then its uniqueness keys and counting limits compare it as the original',
+    "  service's SQL Server did under its default collation (`Brand`, `brand` and `Brand ` are one",
+    '  name; leading spaces count, so ` Brand` is another).',
     '- "Writable" is what a seller may set with POST, PUT, MERGE or PATCH. A write cannot change a',
     '  read-only property. A broken length, bound or required property answers 400 naming the',
     '  property; a uniqueness conflict answers 409, naming the rule; nothing is written.',

@@ -102,6 +102,11 @@ export class CatalogueOperations {
 
   /** Only for a product whose DisableAutomatch is true; otherwise the matching process decides. */
   private async setEbayCategory(call: OperationCall): Promise<EdmValue> {
+    // The second category is an additional one: naming the first again is a mistake, not a choice.
+    const second = call.args.get('categoryId2');
+    if (second !== undefined && second === call.args.get('categoryId1')) {
+      throw invalid(`The parameter 'categoryId2' of SetEbayCategory must differ from categoryId1 (${String(second)}).`);
+    }
     const product = await this.mustFind(call, 'Product', call.args.get('productId') as bigint);
     if (product.values.DisableAutomatch !== true) return false;
     await this.entities.update(call.tx, call.accountId, product.type, entityId(product.values), {

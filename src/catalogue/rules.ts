@@ -11,11 +11,12 @@ import { uniqueKeyMessage } from '../model/define';
 import { conflict, invalid, UniqueKeyViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
-import { CatalogueQueries } from '../store/catalogue-queries';
+import { CatalogueQueries, type Characteristic } from '../store/catalogue-queries';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
 import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
 import { quote } from '../odata/quote';
+import { comparisonKey, isBlank } from '../model/text';
 
 export const LIMITS = {
   specificValues: 20,
@@ -73,15 +74,23 @@ async function checkUniqueKeys(ctx: RuleContext): Promise<void> {
   }
 }
 
+/**
+ * An image address the platform can fetch: an absolute http or https URL as written, with '//'
+ * and a host, and no blank anywhere. The WHATWG parser alone is too forgiving: it reads
+ * 'http:/x.jpg' as http://x.jpg/, drops leading blanks and encodes inner spaces, so a value it
+ * accepts may not be the address the seller meant.
+ */
 function absoluteHttpUrl(value: EdmValue, property: string): void {
-  let ok = false;
-  try {
-    const url = new URL(String(value));
-    ok = (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-  } catch {
-    ok = false;
+  const text = String(value);
+  let ok = /^https?:\/\/[^\s/?#\\]+([/?#][^\s]*)?$/i.test(text);
+  if (ok) {
+    try {
+      ok = new URL(text).hostname !== '';
+    } catch {
+      ok = false;
+    }
   }
-  if (!ok) throw invalid(`The property '${property}' must be an absolute http or https URL.`);
+  if (!ok) throw invalid(`The property '${property}' must be an absolute http or https URL without blanks (such as https://example.com/image.jpg); '${quote(text)}' is not.`);
 }
 
 type Rule = (ctx: RuleContext) => Promise<void>;
@@ -95,17 +104,40 @@ async function checkMovedCharacteristics(ctx: RuleContext): Promise<void> {
   const moving = await queries.characteristicsOfVariation(ctx.tx, ctx.accountId, id(ctx));
   if (moving.length === 0) return;
   const present = await queries.characteristicsOfProduct(ctx.tx, ctx.accountId, { productId: ctx.row.ProductId as bigint }, { variationId: id(ctx) });
-  const valuesByName = new Map<string, Set<string>>();
-  for (const r of present) valuesByName.set(r.name, (valuesByName.get(r.name) ?? new Set<string>()).add(r.value));
-  for (const { name, value } of moving) {
-    if (!valuesByName.has(name) && valuesByName.size >= LIMITS.characteristicNamesPerProduct) {
-      throw invalid(`A product has at most ${LIMITS.characteristicNamesPerProduct} characteristic names across its variations (${[...valuesByName.keys()].join(', ')}); '${name}' would be one more.`);
+  const tally = new CharacteristicTally(present);
+  for (const c of moving) tally.admit(c);
+}
+
+/**
+ * The characteristic names of one product with their values, compared as the rules compare text
+ * (case-insensitive, trailing spaces ignored: by comparison key), each shown as first written.
+ * admit() refuses a characteristic that would be a sixth name or a 31st value of its name.
+ */
+class CharacteristicTally {
+  /** Name key -> the name as first written, and value key -> value. */
+  private readonly names = new Map<string, { name: string; values: Map<string, string> }>();
+
+  constructor(present: readonly Characteristic[]) {
+    for (const c of present) this.add(c);
+  }
+
+  private add(c: Characteristic): { name: string; values: Map<string, string> } {
+    let entry = this.names.get(c.nameKey);
+    if (!entry) this.names.set(c.nameKey, (entry = { name: c.name, values: new Map() }));
+    if (!entry.values.has(c.valueKey)) entry.values.set(c.valueKey, c.value);
+    return entry;
+  }
+
+  admit(c: Characteristic): void {
+    const entry = this.names.get(c.nameKey);
+    if (!entry && this.names.size >= LIMITS.characteristicNamesPerProduct) {
+      const names = [...this.names.values()].map((n) => n.name).join(', ');
+      throw invalid(`A product has at most ${LIMITS.characteristicNamesPerProduct} characteristic names across its variations (${names}); '${c.name}' would be one more (names compare ignoring case and trailing spaces).`);
     }
-    const values = valuesByName.get(name) ?? new Set<string>();
-    if (!values.has(value) && values.size >= LIMITS.valuesPerCharacteristic) {
-      throw invalid(`A product has at most ${LIMITS.valuesPerCharacteristic} values for the characteristic '${name}'; '${value}' would be one more.`);
+    if (entry && !entry.values.has(c.valueKey) && entry.values.size >= LIMITS.valuesPerCharacteristic) {
+      throw invalid(`A product has at most ${LIMITS.valuesPerCharacteristic} values for the characteristic '${entry.name}'; '${c.value}' would be one more (values compare ignoring case and trailing spaces).`);
     }
-    valuesByName.set(name, values.add(value));
+    this.add(c);
   }
 }
 
@@ -115,10 +147,12 @@ const rules: Readonly<Record<string, Rule>> = {
     if (values.length > LIMITS.specificValues) {
       throw invalid(`A ProductSpecific Value holds at most ${LIMITS.specificValues} values separated by '|'; this one has ${values.length}.`);
     }
+    // An empty or blank piece ('a||b', 'a|') is no value: refused, not dropped, so that what is
+    // stored is what the seller sent. Lengths count UTF-16 code units, as .NET's did.
     for (const v of values) {
-      const length = [...v].length;
-      if (length === 0 || length > LIMITS.specificValueLength) {
-        throw invalid(`Each '|'-separated value of a ProductSpecific Value must be 1 to ${LIMITS.specificValueLength} characters; '${quote(v)}' has ${length}.`);
+      if (isBlank(v)) throw invalid(`Each '|'-separated value of a ProductSpecific Value must be 1 to ${LIMITS.specificValueLength} characters and not blank; '${quote(String(ctx.row.Value))}' has an empty or blank one.`);
+      if (v.length > LIMITS.specificValueLength) {
+        throw invalid(`Each '|'-separated value of a ProductSpecific Value must be 1 to ${LIMITS.specificValueLength} characters; '${quote(v)}' has ${v.length}.`);
       }
     }
   },
@@ -146,16 +180,8 @@ const rules: Readonly<Record<string, Rule>> = {
       { ofVariation: ctx.row.ProductVariationId as bigint },
       ctx.stored ? { specificId: id(ctx) } : {},
     );
-    const names = [...new Set(present.map((c) => c.name))];
-    const name = String(ctx.row.Name);
-    if (!names.includes(name) && names.length >= LIMITS.characteristicNamesPerProduct) {
-      throw invalid(`A product has at most ${LIMITS.characteristicNamesPerProduct} characteristic names across its variations (${names.join(', ')}); '${name}' would be one more.`);
-    }
-    const values = [...new Set(present.filter((c) => c.name === name).map((c) => c.value))];
-    const value = String(ctx.row.Value);
-    if (!values.includes(value) && values.length >= LIMITS.valuesPerCharacteristic) {
-      throw invalid(`A product has at most ${LIMITS.valuesPerCharacteristic} values for the characteristic '${name}'; '${value}' would be one more.`);
-    }
+    const [name, value] = [String(ctx.row.Name), String(ctx.row.Value)];
+    new CharacteristicTally(present).admit({ name, value, nameKey: comparisonKey(name), valueKey: comparisonKey(value) });
   },
 
   async ProductVariationImage(ctx) {
@@ -188,7 +214,7 @@ const rules: Readonly<Record<string, Rule>> = {
     const parent = ctx.row.ParentProductId as bigint;
     const child = ctx.row.ChildProductId as bigint;
     if (parent === child) throw invalid('A product cannot be related to itself.');
-    // No self-relation, no duplicate pair (its unique key, 400), no cycle (400).
+    // No self-relation and no cycle (400); a duplicate pair is its unique key's conflict (409).
     if (!changes(ctx, 'ParentProductId', 'ChildProductId')) return;
     // Adding parent -> child closes a cycle when the parent is already below the child. The row
     // itself is left out: an update replaces it (reversing a relation is no cycle).

@@ -6,6 +6,7 @@
 import { clientSets } from '../model/define';
 import type { EntityTypeDef, PropertyDef } from '../model/types';
 import { invalid } from '../model/rule-violation';
+import { codePointName, isBlank, refusedCharacter } from '../model/text';
 import { compareDecimal, parseDecimalText, type EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 
@@ -44,7 +45,7 @@ export function applyPayload(
       row[p.name] = before !== undefined ? before : p.access === 'key' ? null : defaultOf(p);
       continue;
     }
-    if (payload.has(p.name)) row[p.name] = payload.get(p.name) ?? null;
+    if (payload.has(p.name)) row[p.name] = sentValue(p, payload.get(p.name) ?? null);
     else if (mode === 'merge') row[p.name] = before!;
     else {
       if (mode === 'create' && p.requiredOnCreate) throw invalid(`The property '${p.name}' is required to create a ${QUALIFIED(type)}.`);
@@ -55,11 +56,26 @@ export function applyPayload(
   return row;
 }
 
-const codePoints = (s: string) => {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-};
+/** A sent value as the property takes it: blank text is no value where the model says so (an empty Sku). */
+function sentValue(p: PropertyDef, value: EdmValue): EdmValue {
+  return p.blankIsNull && typeof value === 'string' && isBlank(value) ? null : value;
+}
+
+/**
+ * What a text value must be: characters both formats carry (model/text.ts), within its length as
+ * .NET counts it (UTF-16 code units: a character beyond U+FFFF counts 2, JavaScript's length), and
+ * not blank where the property is required: empty or blank text is no value.
+ */
+function checkText(type: EntityTypeDef, p: PropertyDef, v: string): void {
+  const refused = refusedCharacter(v);
+  if (refused !== undefined) {
+    throw invalid(`The property '${p.name}' must not contain the character ${codePointName(refused)} (a control character or non-character that Atom and JSON cannot both carry).`);
+  }
+  if (p.maxLength !== undefined && v.length > p.maxLength) {
+    throw invalid(`The property '${p.name}' is longer than its maximum length of ${p.maxLength} characters.`);
+  }
+  if (!p.nullable && isBlank(v)) throw invalid(`The property '${p.name}' of ${QUALIFIED(type)} is required and cannot be empty or blank.`);
+}
 
 /** Nullability, lengths and bounds of every writable property of a row. */
 export function checkValues(type: EntityTypeDef, row: Readonly<Record<string, EdmValue>>): void {
@@ -70,13 +86,7 @@ export function checkValues(type: EntityTypeDef, row: Readonly<Record<string, Ed
       if (!p.nullable) throw invalid(`The property '${p.name}' of ${QUALIFIED(type)} cannot be null.`);
       continue;
     }
-    // PostgreSQL text cannot hold U+0000; refused on every engine so that both keep the same data.
-    if (typeof v === 'string' && p.type === 'Edm.String' && v.includes('\u0000')) {
-      throw invalid(`The property '${p.name}' must not contain the character U+0000 (NUL).`);
-    }
-    if (typeof v === 'string' && p.type === 'Edm.String' && p.maxLength !== undefined && codePoints(v) > p.maxLength) {
-      throw invalid(`The property '${p.name}' is longer than its maximum length of ${p.maxLength} characters.`);
-    }
+    if (typeof v === 'string' && p.type === 'Edm.String') checkText(type, p, v);
     if (p.min !== undefined || p.max !== undefined) {
       const below = p.type === 'Edm.Decimal' ? p.min !== undefined && compareDecimal(v as string, String(p.min)) < 0 : p.min !== undefined && (v as number) < p.min;
       const above = p.type === 'Edm.Decimal' ? p.max !== undefined && compareDecimal(v as string, String(p.max)) > 0 : p.max !== undefined && (v as number) > p.max;

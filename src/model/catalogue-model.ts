@@ -9,6 +9,8 @@ import type { ReferenceRelation } from './types';
 const NS = 'CatalogueService';
 
 /** Lengths and bounds used by several sets. */
+/** Text that rules compare as the original service did (model/text.ts): names, values, Skus. */
+const ruleText = (maxLength: number) => p.string({ maxLength, requiredOnCreate: true, textComparison: 'ignoreCase' });
 const ID_TEXT = { maxLength: 255, nullable: true } as const;
 const optionalText = (maxLength?: number) => p.string({ nullable: true, ...(maxLength ? { maxLength } : {}) });
 const platformText = () => p.string({ nullable: true, access: 'readOnly' });
@@ -124,8 +126,7 @@ export const model = defineModel({
       name: 'ProductRelation',
       setName: 'ProductRelations',
       access: 'catalogue',
-      // A duplicate relation is bad input here, as the original service answered it.
-      uniqueKeys: [{ properties: ['ParentProductId', 'ChildProductId'], message: 'Product {ParentProductId} is already the parent of product {ChildProductId}.', status: 400 }],
+      uniqueKeys: [{ properties: ['ParentProductId', 'ChildProductId'], message: 'Product {ParentProductId} is already the parent of product {ChildProductId}: a pair of products is related once.' }],
       properties: {
         Id: p.key(),
         ParentProductId: p.int64({ requiredOnCreate: true }),
@@ -143,7 +144,7 @@ export const model = defineModel({
       properties: {
         Id: p.key(),
         ProductId: p.int64({ requiredOnCreate: true }),
-        Name: p.string({ maxLength: 255, requiredOnCreate: true }),
+        Name: ruleText(255),
         Value: p.string({ requiredOnCreate: true }),
         Type: p.int32({ nullable: true }),
         CreationDate: p.created(),
@@ -160,7 +161,7 @@ export const model = defineModel({
         ProductId: p.int64({ requiredOnCreate: true }),
         Price: moneyRequired(),
         StockAmount: p.int32({ requiredOnCreate: true, min: 0 }),
-        Sku: p.string(ID_TEXT),
+        Sku: p.string({ ...ID_TEXT, textComparison: 'ignoreCase', blankIsNull: true }),
         ForeignId: p.string(ID_TEXT),
         ExternalProductId: p.int64({ nullable: true }),
         Ean: p.string(ID_TEXT),
@@ -179,8 +180,8 @@ export const model = defineModel({
       properties: {
         Id: p.key(),
         ProductVariationId: p.int64({ requiredOnCreate: true }),
-        Name: p.string({ maxLength: 255, requiredOnCreate: true }),
-        Value: p.string({ maxLength: 255, requiredOnCreate: true }),
+        Name: ruleText(255),
+        Value: ruleText(255),
         CreationDate: p.created(),
         ModificationDate: p.modified(),
       },
@@ -208,7 +209,7 @@ export const model = defineModel({
       properties: {
         Id: p.key(),
         ProductId: p.int64({ requiredOnCreate: true }),
-        Name: p.string({ maxLength: 255, requiredOnCreate: true }),
+        Name: ruleText(255),
         Value: optionalText(4000),
         CreationDate: p.created(),
         ModificationDate: p.modified(),
@@ -439,16 +440,16 @@ export const model = defineModel({
     soldOrListed('ProductVariation', 'ListingItems', 'ListingItem', 'ProductVariation', 'ProductVariationId'),
   ],
   operations: [
-    { name: 'GetSalesOrderHistory', httpMethod: 'GET', returnType: 'Edm.String', parameters: [{ name: 'salesOrderId', type: 'Edm.Int64', required: true }] },
-    { name: 'ProductIsListed', httpMethod: 'GET', returnType: 'Edm.Boolean', parameters: [{ name: 'productId', type: 'Edm.Int64', required: true }] },
+    { name: 'GetSalesOrderHistory', httpMethod: 'GET', returnType: 'Edm.String', parameters: [{ name: 'salesOrderId', type: 'Edm.Int64', required: true, min: 1 }] },
+    { name: 'ProductIsListed', httpMethod: 'GET', returnType: 'Edm.Boolean', parameters: [{ name: 'productId', type: 'Edm.Int64', required: true, min: 1 }] },
     {
       name: 'SetEbayCategory',
       httpMethod: 'POST',
       returnType: 'Edm.Boolean',
       parameters: [
-        { name: 'productId', type: 'Edm.Int64', required: true },
-        { name: 'categoryId1', type: 'Edm.Int64', required: true },
-        { name: 'categoryId2', type: 'Edm.Int64', required: false },
+        { name: 'productId', type: 'Edm.Int64', required: true, min: 1 },
+        { name: 'categoryId1', type: 'Edm.Int64', required: true, min: 1 },
+        { name: 'categoryId2', type: 'Edm.Int64', required: false, min: 1 },
         { name: 'autoMatched', type: 'Edm.Boolean', required: false },
       ],
     },
@@ -458,9 +459,9 @@ export const model = defineModel({
       httpMethod: 'POST',
       returnType: 'Edm.Boolean',
       parameters: [
-        { name: 'productId', type: 'Edm.Int64', required: true },
+        { name: 'productId', type: 'Edm.Int64', required: true, min: 1 },
         { name: 'type', type: 'Edm.Int32', required: true },
-        { name: 'profileId', type: 'Edm.Int64', required: false },
+        { name: 'profileId', type: 'Edm.Int64', required: false, min: 1 },
       ],
     },
     {
@@ -468,9 +469,9 @@ export const model = defineModel({
       httpMethod: 'POST',
       returnType: 'Edm.Boolean',
       parameters: [
-        { name: 'catalogId', type: 'Edm.Int64', required: true },
+        { name: 'catalogId', type: 'Edm.Int64', required: true, min: 1 },
         { name: 'type', type: 'Edm.Int32', required: true },
-        { name: 'profileId', type: 'Edm.Int64', required: false },
+        { name: 'profileId', type: 'Edm.Int64', required: false, min: 1 },
       ],
     },
     {
@@ -478,8 +479,8 @@ export const model = defineModel({
       httpMethod: 'POST',
       returnType: 'Edm.Boolean',
       parameters: [
-        { name: 'productId', type: 'Edm.Int64', required: true },
-        { name: 'productVariationId', type: 'Edm.Int64', required: false },
+        { name: 'productId', type: 'Edm.Int64', required: true, min: 1 },
+        { name: 'productVariationId', type: 'Edm.Int64', required: false, min: 1 },
         { name: 'stockAmount', type: 'Edm.Int32', required: false },
         { name: 'price', type: 'Edm.Decimal', required: false },
         { name: 'discountOfferPrice', type: 'Edm.Decimal', required: false },

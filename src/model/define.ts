@@ -54,7 +54,7 @@ export interface EntitySpec {
   readonly setAliases?: readonly string[];
   readonly access: SetAccess;
   readonly properties: Readonly<Record<string, PropertySpec>>;
-  /** Property names (a default message, 409), or the key with its own message and status. */
+  /** Property names (a default message), or the key with its own message. */
   readonly uniqueKeys?: readonly (readonly string[] | UniqueKeySpec)[];
 }
 
@@ -62,14 +62,13 @@ export interface UniqueKeySpec {
   readonly properties: readonly string[];
   /** See UniqueKey.message. */
   readonly message: string;
-  readonly status?: 400 | 409;
 }
 
 function buildUniqueKey(setName: string, spec: readonly string[] | UniqueKeySpec): UniqueKey {
-  if ('properties' in spec) return { properties: spec.properties, message: spec.message, status: spec.status ?? 409 };
+  if ('properties' in spec) return { properties: spec.properties, message: spec.message };
   const properties = spec as readonly string[];
   const values = properties.map((name) => `${name} {${name}}`).join(', ');
-  return { properties, message: `Another entity of ${setName} has ${values}: (${properties.join(', ')}) is unique per account.`, status: 409 };
+  return { properties, message: `Another entity of ${setName} has ${values}: (${properties.join(', ')}) is unique per account.` };
 }
 
 /** A unique key's message for a write's values, each shown by `show` (the caller's quoting). */
@@ -97,6 +96,8 @@ function buildProperty(name: string, s: PropertySpec): PropertyDef {
     concurrencyToken: access === 'writable',
     column: snakeCase(name),
     ...(o.maxLength !== undefined ? { maxLength: o.maxLength } : {}),
+    ...(o.textComparison ? { textComparison: o.textComparison } : {}),
+    ...(o.blankIsNull ? { blankIsNull: true } : {}),
     ...(o.requiredOnCreate ? { requiredOnCreate: true } : {}),
     ...(o.defaultValue !== undefined ? { defaultValue: o.defaultValue } : {}),
     ...(o.min !== undefined ? { min: o.min } : {}),

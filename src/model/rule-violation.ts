@@ -30,7 +30,7 @@ export class UniqueKeyViolation extends RuleViolation {
     readonly key: UniqueKey,
     message: string,
   ) {
-    super(key.status === 400 ? 'invalid' : 'conflict', message);
+    super('conflict', message);
   }
 }
 

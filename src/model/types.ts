@@ -22,8 +22,17 @@ export interface PropertyDef {
   readonly access: PropertyAccess;
   /** Database column, derived from the name (snake_case). */
   readonly column: string;
-  /** Characters, for strings. */
+  /** Characters, for strings, counted as .NET counts them: UTF-16 code units. */
   readonly maxLength?: number;
+  /**
+   * How rules compare this text (uniqueness and counting limits): 'ignoreCase' as SQL Server's
+   * default collation did (case-insensitive, trailing spaces ignored; model/text.ts). The store
+   * keeps the comparison key in a column of its own (`${column}_key`), which unique indexes use.
+   * Without it, text compares exactly.
+   */
+  readonly textComparison?: 'ignoreCase';
+  /** Blank text is no value: an empty or blank string is stored as null (an empty Sku is no Sku). */
+  readonly blankIsNull?: boolean;
   /** Must be present (and non-null) on create. */
   readonly requiredOnCreate?: boolean;
   /** Value stored when a create omits the property (kept as wire text so Decimal stays exact). */
@@ -74,10 +83,8 @@ export interface EntityTypeDef {
  */
 export interface UniqueKey {
   readonly properties: readonly string[];
-  /** The answer's message; `{Name}` stands for the value of the property Name in the write. */
+  /** The answer's message; `{Name}` stands for the value of the property Name in the write. A duplicate is always a 409 Conflict. */
   readonly message: string;
-  /** 409 Conflict as a rule, or 400 where the set's rule calls a duplicate bad input. */
-  readonly status: 400 | 409;
 }
 
 /** Multiplicity of an association end, as CSDL writes it. */
@@ -176,6 +183,8 @@ export interface OperationParameterDef {
   readonly name: string;
   readonly type: EdmType;
   readonly required: boolean;
+  /** Least value accepted (ids are positive: 1). */
+  readonly min?: number;
 }
 
 export interface ServiceOperationDef {

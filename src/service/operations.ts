@@ -26,7 +26,7 @@ interface PreparedCall {
 
 /** Everything that can be refused before the database is touched (method and options were admitted). */
 function prepare(r: ODataRequest, operation: ServiceOperationDef): PreparedCall {
-  const args = parseOperationArguments(operation, r.options.custom);
+  const args = parseOperationArguments(operation, r.options.custom, r.options.repeated);
   const format = wireFormatFor(negotiate(r.header('accept'), r.options.system.get('$format'), MEDIA.xmlOrJson));
   return { operation, args, format };
 }

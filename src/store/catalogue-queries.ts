@@ -7,7 +7,7 @@
  */
 import type { EntityTypeDef, LinkTableRelation, Model, PropertyDef } from '../model/types';
 import type { SqlExecutor, SqlValue, ValueCodec } from './store';
-import { ACCOUNT_COLUMN, versionBumpFor } from './schema';
+import { ACCOUNT_COLUMN, comparedColumn, versionBumpFor } from './schema';
 
 const q = (name: string) => `"${name}"`;
 
@@ -28,11 +28,19 @@ function column(type: EntityTypeDef, property: string): string {
   return q(propertyOf(type, property).column);
 }
 
-/** A characteristic of a variation: a ProductVariationSpecific's Name and Value. */
+/**
+ * A characteristic of a variation: a ProductVariationSpecific's Name and Value, each with what the
+ * rules compare (its comparison key, model/text.ts).
+ */
 export interface Characteristic {
   readonly name: string;
   readonly value: string;
+  readonly nameKey: string;
+  readonly valueKey: string;
 }
+
+type CharacteristicRow = { name: unknown; value: unknown; name_key: unknown; value_key: unknown };
+const characteristic = (r: CharacteristicRow): Characteristic => ({ name: String(r.name), value: String(r.value), nameKey: String(r.name_key), valueKey: String(r.value_key) });
 
 /** A table of parent -> child pairs (ProductRelations, the catalog tree of a link table). */
 export interface PairTable {
@@ -86,16 +94,23 @@ export class CatalogueQueries {
   /** The characteristics of one variation, in the order they were created. */
   async characteristicsOfVariation(tx: SqlExecutor, accountId: number, variationId: bigint): Promise<Characteristic[]> {
     const s = this.specifics;
-    const rows = await tx.all<{ name: string; value: string }>(
-      `SELECT ${column(s, 'Name')} AS name, ${column(s, 'Value')} AS value FROM ${q(s.table)} ` +
+    const rows = await tx.all<CharacteristicRow>(
+      `SELECT ${this.characteristicColumns('')} FROM ${q(s.table)} ` +
         `WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${column(s, 'ProductVariationId')} = ? ORDER BY ${column(s, 'Id')}`,
       [accountId, variationId],
     );
-    return rows.map((r) => ({ name: String(r.name), value: String(r.value) }));
+    return rows.map(characteristic);
+  }
+
+  /** Name and Value of a characteristic with the columns rules compare (their comparison keys). */
+  private characteristicColumns(alias: string): string {
+    const s = this.specifics;
+    const compared = (name: string) => q(comparedColumn(propertyOf(s, name)));
+    return `${alias}${column(s, 'Name')} AS name, ${alias}${column(s, 'Value')} AS value, ${alias}${compared('Name')} AS name_key, ${alias}${compared('Value')} AS value_key`;
   }
 
   /**
-   * The distinct characteristics of a product's variations, leaving out one variation (the one
+   * The characteristics of a product's variations, leaving out one variation (the one
    * moving) or one characteristic row (the one being written), when given.
    */
   async characteristicsOfProduct(
@@ -115,7 +130,7 @@ export class CatalogueQueries {
       params.push(accountId, product.ofVariation);
     }
     let sql =
-      `SELECT DISTINCT s.${column(s, 'Name')} AS name, s.${column(s, 'Value')} AS value FROM ${q(s.table)} s ` +
+      `SELECT ${this.characteristicColumns('s.')} FROM ${q(s.table)} s ` +
       `JOIN ${q(v.table)} v ON v.${q(ACCOUNT_COLUMN)} = s.${q(ACCOUNT_COLUMN)} AND v.${column(v, 'Id')} = s.${column(s, 'ProductVariationId')} ` +
       `WHERE s.${q(ACCOUNT_COLUMN)} = ? AND ${productCondition}`;
     if (exclude.variationId !== undefined) {
@@ -126,8 +141,9 @@ export class CatalogueQueries {
       sql += ` AND s.${column(s, 'Id')} <> ?`;
       params.push(exclude.specificId);
     }
-    const rows = await tx.all<{ name: string; value: string }>(sql, params);
-    return rows.map((r) => ({ name: String(r.name), value: String(r.value) }));
+    // In the order written, so that a message names a characteristic as it was first written.
+    sql += ` ORDER BY s.${column(s, 'Id')}`;
+    return (await tx.all<CharacteristicRow>(sql, params)).map(characteristic);
   }
 
   /** A variation moved to another product takes its variation-level discount offers along. */

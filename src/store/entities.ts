@@ -7,7 +7,8 @@ import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDe
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store } from './store';
-import { ACCOUNT_COLUMN, uniqueIndexName, VERSION_COLUMN, versionBumpFor } from './schema';
+import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
+import { comparisonKey } from '../model/text';
 import { indexName } from './postgres/ddl';
 import { uniqueKeyMessage } from '../model/define';
 import { UniqueKeyViolation } from '../model/rule-violation';
@@ -20,6 +21,12 @@ const q = (name: string) => `"${name}"`;
 export function columnsOf(type: EntityTypeDef, alias = 't'): string {
   return [...type.properties.map((p) => `${alias}.${q(p.column)}`), `${alias}.${q(VERSION_COLUMN)}`].join(', ');
 }
+
+/** The properties that have a comparison key column beside their own (text rules compare ignoring case). */
+const keyedProperties = (type: EntityTypeDef) => type.properties.filter((p) => comparisonKeyColumn(p) !== undefined);
+
+/** The comparison key stored for a value (null for null). */
+const keyOf = (value: EdmValue | undefined): string | null => (value === null || value === undefined ? null : comparisonKey(String(value)));
 
 /** Columns of that select list: a statement's own extra columns start here. */
 export const rowWidth = (type: EntityTypeDef) => type.properties.length + 1;
@@ -51,8 +58,8 @@ function typeSql(type: EntityTypeDef): TypeSql {
       all: `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? ORDER BY t.id`,
       count: `SELECT count(*) AS n FROM ${table} t WHERE t.account_id = ?`,
       insert:
-        `INSERT INTO ${table} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}) ` +
-        `VALUES (?, ${type.properties.map(() => '?').join(', ')})`,
+        `INSERT INTO ${table} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}${keyedProperties(type).map((p) => `, ${q(comparisonKeyColumn(p)!)}`).join('')}) ` +
+        `VALUES (?, ${[...type.properties, ...keyedProperties(type)].map(() => '?').join(', ')})`,
       deleteById: `DELETE FROM ${table} WHERE account_id = ? AND id = ?`,
       exists: `SELECT 1 AS found FROM ${table} WHERE account_id = ? AND id = ?`,
     };
@@ -70,7 +77,7 @@ const MAX_BOUND_VALUES = 30_000;
 const MAX_ROWS_PER_INSERT = 1_000;
 
 function rowsPerInsert(type: EntityTypeDef): number {
-  return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_BOUND_VALUES / (type.properties.length + 1))));
+  return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_BOUND_VALUES / (type.properties.length + keyedProperties(type).length + 1))));
 }
 
 const multiRowInsertCache = new WeakMap<EntityTypeDef, Map<number, string>>();
@@ -81,8 +88,10 @@ function multiRowInsert(type: EntityTypeDef, rows: number): string {
   if (!byCount) multiRowInsertCache.set(type, (byCount = new Map()));
   let sql = byCount.get(rows);
   if (!sql) {
-    const tuple = `(?, ${type.properties.map(() => '?').join(', ')})`;
-    sql = `INSERT INTO ${q(type.table)} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+    const keyed = keyedProperties(type);
+    const tuple = `(?, ${[...type.properties, ...keyed].map(() => '?').join(', ')})`;
+    const columns = [...type.properties.map((p) => q(p.column)), ...keyed.map((p) => q(comparisonKeyColumn(p)!))];
+    sql = `INSERT INTO ${q(type.table)} (account_id, ${columns.join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
     // Only the full size and a few remainders are kept: the remainders vary from call to call.
     if (byCount.size < 16) byCount.set(rows, sql);
   }
@@ -165,12 +174,16 @@ export class EntityStore {
     return rows;
   }
 
-  /** Counts rows whose properties equal the given values (rule checks: uniqueness, limits). */
+  /**
+   * Counts rows whose properties equal the given values (rule checks: uniqueness, limits), each
+   * compared as rules compare it: text with a comparison key by its key (an indexed column).
+   */
   async countWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
     const names = Object.keys(equal);
     const props = names.map((n) => type.properties.find((p) => p.name === n)!);
-    const conditions = props.map((p) => (equal[p.name] === null ? `${q(p.column)} IS NULL` : `${q(p.column)} = ?`));
-    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => this.encode(p, equal[p.name]!))];
+    const conditions = props.map((p) => (equal[p.name] === null ? `${q(comparedColumn(p))} IS NULL` : `${q(comparedColumn(p))} = ?`));
+    const compared = (p: PropertyDef, v: EdmValue): SqlValue => (comparisonKeyColumn(p) ? comparedValue(p, String(v)) : this.encode(p, v));
+    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => compared(p, equal[p.name]!))];
     let sql = `SELECT count(*) AS n FROM ${typeSql(type).table} WHERE account_id = ?${conditions.map((c) => ` AND ${c}`).join('')}`;
     if (excludeId !== undefined) {
       sql += ' AND id <> ?';
@@ -187,7 +200,11 @@ export class EntityStore {
 
   async insert(tx: SqlExecutor, accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<void> {
     try {
-      await tx.run(typeSql(type).insert, [accountId, ...type.properties.map((p) => this.encode(p, values[p.name] ?? null))]);
+      await tx.run(typeSql(type).insert, [
+        accountId,
+        ...type.properties.map((p) => this.encode(p, values[p.name] ?? null)),
+        ...keyedProperties(type).map((p) => keyOf(values[p.name])),
+      ]);
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;
     }
@@ -207,6 +224,7 @@ export class EntityStore {
       for (const values of chunk) {
         params.push(accountId);
         for (const p of type.properties) params.push(this.encode(p, values[p.name] ?? null));
+        for (const p of keyedProperties(type)) params.push(keyOf(values[p.name]));
       }
       await tx.run(multiRowInsert(type, chunk.length), params);
     }
@@ -216,10 +234,13 @@ export class EntityStore {
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
     const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
     if (props.length === 0) return undefined;
+    // A property with a comparison key is written together with its key.
+    const keyed = props.filter((p) => comparisonKeyColumn(p) !== undefined);
+    const assignments = [...props.map((p) => `${q(p.column)} = ?`), ...keyed.map((p) => `${q(comparisonKeyColumn(p)!)} = ?`)];
     // RETURNING the version saves reading it back in another round trip.
-    const sql = `UPDATE ${typeSql(type).table} SET ${props.map((p) => `${q(p.column)} = ?`).join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`;
+    const sql = `UPDATE ${typeSql(type).table} SET ${assignments.join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`;
     try {
-      const row = await tx.get<{ v: unknown }>(sql, [...props.map((p) => this.encode(p, values[p.name]!)), accountId, id]);
+      const row = await tx.get<{ v: unknown }>(sql, [...props.map((p) => this.encode(p, values[p.name]!)), ...keyed.map((p) => keyOf(values[p.name])), accountId, id]);
       return row ? (this.store.codec.decode('Edm.Int64', row.v) as bigint) : undefined;
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;
@@ -370,7 +391,7 @@ function collidingKey(type: EntityTypeDef, error: unknown): UniqueKey | undefine
     const columns = /UNIQUE constraint failed: (.*)$/.exec(e.message)?.[1]?.split(',').map((c) => c.trim().replace(/^.*\./, ''));
     if (!columns) return undefined;
     return type.uniqueKeys.find((key) => {
-      const keyColumns = [ACCOUNT_COLUMN, ...key.properties.map((name) => type.properties.find((p) => p.name === name)?.column)];
+      const keyColumns = [ACCOUNT_COLUMN, ...uniqueKeyColumns(type, key)];
       return keyColumns.length === columns.length && keyColumns.every((c, i) => c === columns[i]);
     });
   }

@@ -9,6 +9,7 @@
  * request presents (a user name or a credential hash) before the account is known.
  */
 import type { EdmType, EntityTypeDef, Model, PropertyDef, UniqueKey } from '../model/types';
+import { comparisonKey } from '../model/text';
 
 export type ColumnType = 'int64' | 'int32' | 'decimal' | 'text' | 'boolean' | 'datetime';
 
@@ -18,6 +19,12 @@ export interface ColumnDef {
   readonly nullable: boolean;
   /** A constant the engine fills in when an insert names no value (also for rows that exist when the column is added). */
   readonly defaultValue?: number;
+  /**
+   * A comparison key the store keeps beside a text column (model/text.ts): written with it on
+   * every insert and update, and filled in by the migration for rows that lack it (a database
+   * from before the column), computed in TypeScript so that both engines hold the same keys.
+   */
+  readonly keyOf?: { readonly column: string; readonly key: (text: string) => string };
 }
 
 export interface ForeignKeyDef {
@@ -44,6 +51,8 @@ export interface TableDef {
   readonly autoIncrement?: boolean;
   readonly foreignKeys: readonly ForeignKeyDef[];
   readonly indexes: readonly IndexDef[];
+  /** Indexes an earlier schema had and this one replaces: the migration drops them. */
+  readonly retiredIndexes?: readonly string[];
 }
 
 export const ACCOUNT_COLUMN = 'account_id';
@@ -76,11 +85,34 @@ const columnTypeOf: Record<EdmType, ColumnType> = {
 
 const col = (name: string, type: ColumnType, nullable = false): ColumnDef => ({ name, type, nullable });
 
+/** The column holding a property's comparison key, for text that rules compare ignoring case. */
+export function comparisonKeyColumn(p: PropertyDef): string | undefined {
+  return p.textComparison ? `${p.column}_key` : undefined;
+}
+
+/** The column a rule compares for the property: its comparison key where it has one. */
+export function comparedColumn(p: PropertyDef): string {
+  return comparisonKeyColumn(p) ?? p.column;
+}
+
+/** The value a rule compares for the property's value (the comparison key of text that has one). */
+export function comparedValue(p: PropertyDef, value: string): string {
+  return p.textComparison ? comparisonKey(value) : value;
+}
+
+/** The columns of a unique key's index after account_id: each member's compared column. */
+export function uniqueKeyColumns(type: EntityTypeDef, key: UniqueKey): string[] {
+  return key.properties.map((name) => comparedColumn(type.properties.find((x) => x.name === name)!));
+}
+
 function entityTable(model: Model, t: EntityTypeDef): TableDef {
   const columns: ColumnDef[] = [col(ACCOUNT_COLUMN, 'int64')];
   for (const prop of t.properties) {
     // Key columns are never null; others follow the model (timestamps are always set).
     columns.push(col(prop.column, columnTypeOf[prop.type], prop.access !== 'key' && prop.nullable));
+    const keyColumn = comparisonKeyColumn(prop);
+    // Nullable even beside a required column: a migration adds it to rows that exist.
+    if (keyColumn) columns.push({ ...col(keyColumn, 'text', true), keyOf: { column: prop.column, key: comparisonKey } });
   }
   columns.push({ name: VERSION_COLUMN, type: 'int64', nullable: false, defaultValue: 1 });
   const foreignKeys: ForeignKeyDef[] = [];
@@ -97,11 +129,14 @@ function entityTable(model: Model, t: EntityTypeDef): TableDef {
     });
     indexes.push({ name: `${t.table}_by_${fkColumn}`, columns: [ACCOUNT_COLUMN, fkColumn], unique: false });
   }
+  const retiredIndexes: string[] = [];
   for (const key of t.uniqueKeys) {
-    const keyColumns = key.properties.map((name) => t.properties.find((x) => x.name === name)!.column);
-    indexes.push({ name: uniqueIndexName(t, key), columns: [ACCOUNT_COLUMN, ...keyColumns], unique: true });
+    indexes.push({ name: uniqueIndexName(t, key), columns: [ACCOUNT_COLUMN, ...uniqueKeyColumns(t, key)], unique: true });
+    // The index over the text itself, from before rules compared comparison keys.
+    const exact = `${t.table}_unique_${key.properties.map((name) => t.properties.find((x) => x.name === name)!.column).join('_')}`;
+    if (exact !== uniqueIndexName(t, key)) retiredIndexes.push(exact);
   }
-  return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes };
+  return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes, retiredIndexes };
 }
 
 function linkTables(model: Model): TableDef[] {
@@ -278,7 +313,7 @@ function orderByDependencies(tables: TableDef[]): TableDef[] {
 
 /** The unique index of a key (before PostgreSQL shortens a long name, see postgres/ddl.ts). */
 export function uniqueIndexName(type: EntityTypeDef, key: UniqueKey): string {
-  return `${type.table}_unique_${key.properties.map((name) => type.properties.find((p) => p.name === name)!.column).join('_')}`;
+  return `${type.table}_unique_${uniqueKeyColumns(type, key).join('_')}`;
 }
 
 /** What `needed` has that the database's "table.column" names lack: whole tables, or columns. */

@@ -210,9 +210,10 @@ describe('ProductSpecifics', () => {
     await refused(() => post('ProductSpecifics', { ProductId: p, Name: 'Long', Value: 'a'.repeat(51) }), 400, rule, [specifics]);
     await refused(() => post('ProductSpecifics', { ProductId: p, Name: 'Long', Value: `x|${'ä'.repeat(51)}|y` }), 400, rule, [specifics]);
     await refused(() => postAtom('ProductSpecifics', 'ProductSpecific', { ProductId: p, Name: 'Long', Value: `x|${'b'.repeat(51)}` }), 400, rule, [specifics]);
-    for (const value of ['a||b', '|a', 'a|', '']) {
+    for (const value of ['a||b', '|a', 'a|', 'a| |b']) {
       await refused(() => post('ProductSpecifics', { ProductId: p, Name: 'Empty', Value: value }), 400, rule, [specifics]);
     }
+    await refused(() => post('ProductSpecifics', { ProductId: p, Name: 'Empty', Value: '' }), 400, /'Value' .* cannot be empty or blank/, [specifics]);
     await refused(() => postAtom('ProductSpecifics', 'ProductSpecific', { ProductId: p, Name: 'Empty', Value: 'a||b' }), 400, rule, [specifics]);
     assert.equal(await count(specifics), 3);
   });
@@ -279,9 +280,10 @@ describe('ProductImages', () => {
     const p = await newProduct();
     const images = `${productPath(p)}/ProductImages`;
     const rule = /'ImageUrl' must be an absolute http or https URL/;
-    for (const url of ['ftp://img.example.com/a.jpg', 'images/a.jpg', '/images/a.jpg', '//img.example.com/a.jpg', 'http://', 'javascript:alert(1)', 'file:///etc/passwd', '']) {
+    for (const url of ['ftp://img.example.com/a.jpg', 'images/a.jpg', '/images/a.jpg', '//img.example.com/a.jpg', 'http://', 'javascript:alert(1)', 'file:///etc/passwd']) {
       await refused(() => post('ProductImages', { ProductId: p, ImageUrl: url, Type: 1 }), 400, rule, [images]);
     }
+    await refused(() => post('ProductImages', { ProductId: p, ImageUrl: '', Type: 1 }), 400, /'ImageUrl' .* cannot be empty or blank/, [images]);
     await refused(() => postAtom('ProductImages', 'ProductImage', { ProductId: p, ImageUrl: 'data:image/png;base64,AAAA', Type: '1' }), 400, rule, [images]);
     const base = 'https://img.example.com/';
     const longest = base + 'a'.repeat(2048 - base.length);
@@ -453,13 +455,13 @@ describe('Products: required properties, lengths and bounds', () => {
     assert.equal(stored.Brand, null);
   });
 
-  test('Title is at most 80 characters, counted as characters not bytes', async () => {
-    for (const title of ['t'.repeat(80), 'ä'.repeat(80), '€'.repeat(80), '日本'.repeat(40), '😀'.repeat(80)]) {
+  test('Title is at most 80 characters, counted as .NET counts them (UTF-16 code units), not bytes', async () => {
+    for (const title of ['t'.repeat(80), 'ä'.repeat(80), '€'.repeat(80), '日本'.repeat(40), '😀'.repeat(40)]) {
       assert.equal(created(await post('Products', { Title: title, Price: '1', StockAmount: 1 })).Title, title);
     }
     assert.equal(created(await postAtom('Products', 'Product', { Title: 'ö'.repeat(80), Price: '1', StockAmount: '1' })).Title, 'ö'.repeat(80));
     const rule = /'Title' is longer than its maximum length of 80 characters/;
-    for (const title of ['t'.repeat(81), 'ä'.repeat(81), '😀'.repeat(81)]) {
+    for (const title of ['t'.repeat(81), 'ä'.repeat(81), '😀'.repeat(41), `${'😀'.repeat(40)}t`]) {
       await refused(() => post('Products', { Title: title, Price: '1', StockAmount: 1 }), 400, rule, [products]);
     }
     await refused(() => postAtom('Products', 'Product', { Title: 'ö'.repeat(81), Price: '1', StockAmount: '1' }), 400, rule, [products]);
@@ -587,7 +589,7 @@ describe('ProductRelations', () => {
     const relations = '/ProductRelations';
     await refused(() => post('ProductRelations', { ParentProductId: a, ChildProductId: a }), 400, /cannot be related to itself/, [relations]);
     const ab = idOf(await post('ProductRelations', { ParentProductId: a, ChildProductId: b, Quantity: 2 }));
-    await refused(() => post('ProductRelations', { ParentProductId: a, ChildProductId: b }), 400, new RegExp(`Product ${a} is already the parent of product ${b}`), [relations]);
+    await refused(() => post('ProductRelations', { ParentProductId: a, ChildProductId: b }), 409, new RegExp(`Product ${a} is already the parent of product ${b}`), [relations]);
     created(await post('ProductRelations', { ParentProductId: b, ChildProductId: c }));
     await refused(() => post('ProductRelations', { ParentProductId: b, ChildProductId: a }), 400, /would make a cycle/, [relations]);
     await refused(() => post('ProductRelations', { ParentProductId: c, ChildProductId: a }), 400, /would make a cycle/, [relations]);
@@ -596,7 +598,7 @@ describe('ProductRelations', () => {
     // Updates: onto itself, onto an existing pair, into a cycle.
     const ac = idOf(await post('ProductRelations', { ParentProductId: a, ChildProductId: c }));
     await refused(() => merge(`/ProductRelations(${ac}L)`, { ChildProductId: a }), 400, /cannot be related to itself/);
-    await refused(() => merge(`/ProductRelations(${ac}L)`, { ChildProductId: b }), 400, /already the parent/);
+    await refused(() => merge(`/ProductRelations(${ac}L)`, { ChildProductId: b }), 409, /already the parent/);
     await refused(() => merge(`/ProductRelations(${ab}L)`, { ParentProductId: c, ChildProductId: a }), 400, /would make a cycle/);
     assert.equal(await count(`${productPath(a)}/ChildProducts`), 2);
   });

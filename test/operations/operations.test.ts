@@ -263,9 +263,13 @@ describe('parameter literals', () => {
     }
   });
 
-  test('unknown parameters are ignored (DiscountOffer=9.99m), repeated ones use the first', async () => {
-    const res = await call('POST', 'ReviseInventoryStatus', `productId=${aIds.product}L&stockAmount=5&DiscountOffer=9.99m&Vendor=shop&stockAmount=9`);
+  test('unknown parameters are ignored (DiscountOffer=9.99m), a repeated declared one is a 400', async () => {
+    const res = await call('POST', 'ReviseInventoryStatus', `productId=${aIds.product}L&stockAmount=5&DiscountOffer=9.99m&Vendor=shop&Vendor=erp`);
     assert.equal(operationValue(res, 'ReviseInventoryStatus', 'json'), true);
+    assert.equal((await getEntity(live, a, 'Products', aIds.product)).StockAmount, 5);
+    const repeated = await call('POST', 'ReviseInventoryStatus', `productId=${aIds.product}L&stockAmount=6&stockAmount=9`);
+    assert.equal(repeated.status, 400, repeated.body);
+    assert.match(errorMessage(repeated, 'json'), /'stockAmount' of ReviseInventoryStatus is given more than once/);
     assert.equal((await getEntity(live, a, 'Products', aIds.product)).StockAmount, 5);
   });
 

@@ -11,7 +11,8 @@
  *   to 6 places; div and mod by zero are null; arithmetic of null is null;
  * - eq/ne are null-safe; lt/le/gt/ge with a null operand are false; and/or/not are three-valued
  *   over null Booleans; only rows that evaluate to true are selected;
- * - strings compare by code point; lengths and positions count code points;
+ * - strings compare by code point; length counts UTF-16 code units (as .NET's String.Length),
+ *   positions count code points;
  * - round (half away from zero), floor, ceiling return Decimal; tolower/toupper are Unicode case
  *   mapping; trim removes space, tab, CR, LF; substring is 0-based with negative start and
  *   length read as 0; concat reads null as ''; every other function of null is null;
@@ -563,7 +564,7 @@ function callValue(name: string, args: FValue[], nodes: Node[]): FValue {
     case 'endswith':
       return s.endsWith(t);
     case 'length':
-      return BigInt(codePoints(s).length);
+      return BigInt(s.length);
     case 'indexof': {
       const i = s.indexOf(t);
       return BigInt(i < 0 ? -1 : codePoints(s.slice(0, i)).length);

@@ -44,21 +44,28 @@ function parseLiteral(type: EdmType, text: string): Exclude<EdmValue, null> {
  * parameter sent empty or as `null` counts as not sent (a client that clears a profile may write
  * `profileId=`); a required one must hold a value.
  */
-export function parseOperationArguments(operation: ServiceOperationDef, query: ReadonlyMap<string, string>): OperationArguments {
+export function parseOperationArguments(operation: ServiceOperationDef, query: ReadonlyMap<string, string>, repeated: ReadonlySet<string> = new Set()): OperationArguments {
   const args = new Map<string, Exclude<EdmValue, null>>();
   for (const p of operation.parameters) {
+    // Which of two values a client meant cannot be known; WCF Data Services refuses it too.
+    if (repeated.has(p.name)) throw badRequest(`The parameter '${p.name}' of ${operation.name} is given more than once.`);
     const text = query.get(p.name);
     const absent = text === undefined || (!p.required && (text === '' || text === 'null'));
     if (absent) {
       if (p.required) throw badRequest(`The parameter '${p.name}' of ${operation.name} is required: ${EXAMPLE[p.type] ?? p.type}.`);
       continue;
     }
+    let value: Exclude<EdmValue, null>;
     try {
-      args.set(p.name, parseLiteral(p.type, text));
+      value = parseLiteral(p.type, text);
     } catch (error) {
       if (!(error instanceof ValueError)) throw error;
       throw badRequest(`The parameter '${p.name}' of ${operation.name} must be ${EXAMPLE[p.type] ?? p.type}: ${error.message}.`);
     }
+    if (p.min !== undefined && (typeof value === 'bigint' || typeof value === 'number') && value < p.min) {
+      throw badRequest(`The parameter '${p.name}' of ${operation.name} must be at least ${p.min}; ${String(value)} is out of range.`);
+    }
+    args.set(p.name, value);
   }
   return args;
 }

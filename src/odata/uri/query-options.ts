@@ -21,8 +21,10 @@ export type SystemQueryOption = (typeof SYSTEM_QUERY_OPTIONS)[number];
 
 export interface QueryOptions {
   readonly system: ReadonlyMap<SystemQueryOption, string>;
-  /** Service operation parameters and anything else a client adds. */
+  /** Service operation parameters and anything else a client adds (the first of repeated ones). */
   readonly custom: ReadonlyMap<string, string>;
+  /** Custom option names given more than once: an operation refuses a repeated parameter. */
+  readonly repeated?: ReadonlySet<string>;
 }
 
 const known = new Set<string>(SYSTEM_QUERY_OPTIONS);
@@ -38,7 +40,8 @@ function decode(part: string): string {
 export function parseQueryOptions(query: string): QueryOptions {
   const system = new Map<SystemQueryOption, string>();
   const custom = new Map<string, string>();
-  if (query === '') return { system, custom };
+  const repeated = new Set<string>();
+  if (query === '') return { system, custom, repeated };
   for (const pair of query.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
@@ -50,9 +53,11 @@ export function parseQueryOptions(query: string): QueryOptions {
       }
       if (system.has(name as SystemQueryOption)) throw badRequest(`The query parameter '${quote(name)}' is given more than once.`);
       system.set(name as SystemQueryOption, value);
-    } else if (!custom.has(name)) {
+    } else if (custom.has(name)) {
+      repeated.add(name);
+    } else {
       custom.set(name, value);
     }
   }
-  return { system, custom };
+  return { system, custom, repeated };
 }

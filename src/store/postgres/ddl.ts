@@ -142,6 +142,41 @@ async function readExisting(client: ClientBase, appRole: string | undefined): Pr
 }
 
 /**
+ * Fills in the comparison keys of the key columns this migration added (rows from before them), computed
+ * in TypeScript as every write computes them; row_version stays. Row-level security is FORCEd on
+ * the owner too, so the migration lifts FORCE for the table while it fills keys in, inside its own
+ * transaction (nothing else sees the table without it), and sets it again.
+ */
+async function backfillKeys(client: ClientBase, t: TableDef, keyed: readonly ColumnDef[]): Promise<void> {
+  if (keyed.length === 0) return;
+  const table = quote(t.name);
+  const missing = keyed.map((c) => `(${quote(c.name)} IS NULL AND ${quote(c.keyOf!.column)} IS NOT NULL)`).join(' OR ');
+  if (t.tenant) await client.query(`ALTER TABLE ${table} NO FORCE ROW LEVEL SECURITY`);
+  const rows = await client.query<Record<string, string | null>>(`SELECT ctid::text AS row_ref, ${keyed.map((c) => quote(c.keyOf!.column)).join(', ')} FROM ${table} WHERE ${missing}`);
+  for (const row of rows.rows) {
+    const values = keyed.map((c) => {
+      const text = row[c.keyOf!.column];
+      return text === null || text === undefined ? null : c.keyOf!.key(text);
+    });
+    await client.query(`UPDATE ${table} SET ${keyed.map((c, i) => `${quote(c.name)} = $${i + 1}`).join(', ')} WHERE ctid = $${keyed.length + 1}::tid`, [...values, row.row_ref]);
+  }
+  if (t.tenant) await client.query(`ALTER TABLE ${table} FORCE ROW LEVEL SECURITY`);
+}
+
+/** A unique index that stored rows break (two texts equal under the rules' comparison) is named plainly. */
+async function createIndex(client: ClientBase, t: TableDef, index: TableDef['indexes'][number]): Promise<void> {
+  try {
+    await client.query(createIndexSql(t, index));
+  } catch (error) {
+    if ((error as { code?: string }).code !== '23505') throw error;
+    throw new Error(
+      `Cannot create the unique index ${index.name}: rows of ${t.name} hold equal values of (${index.columns.join(', ')}), ` +
+        'which the rules compare ignoring case and trailing spaces. Rename or delete the duplicates, then migrate again.',
+    );
+  }
+}
+
+/**
  * Creates missing tables, columns, indexes, the id sequence and the tenant policies, and grants
  * the app role its privileges: all in one transaction, under an advisory lock so that processes
  * starting together take turns. What exists already is only read, so a second run takes no lock
@@ -170,9 +205,11 @@ export async function migratePostgres(client: ClientBase, allTables: readonly Ta
           report.addedColumns.push(`${t.name}.${c.name}`);
         }
       }
+      await backfillKeys(client, t, t.columns.filter((c) => c.keyOf && !created && !existing.columns.has(`${t.name}.${c.name}`)));
+      for (const name of t.retiredIndexes ?? []) if (existing.indexes.has(indexName(name))) await client.query(`DROP INDEX ${quote(indexName(name))}`);
       for (const index of t.indexes) {
         if (existing.indexes.has(indexName(index.name))) continue;
-        await client.query(createIndexSql(t, index));
+        await createIndex(client, t, index);
         report.createdIndexes.push(index.name);
       }
       if (t.tenant) {

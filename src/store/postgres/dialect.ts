@@ -45,7 +45,8 @@ function call(name: FunctionName, a: readonly string[]): string {
       // reverse() works on characters; each argument appears once (so a bound value binds once).
       return `starts_with(reverse(${x}), reverse(${y}))`;
     case 'length':
-      return `char_length(${x})`;
+      // char_length counts code points; .NET counts UTF-16 code units, 2 for a character beyond U+FFFF.
+      return `(char_length(${x}) + char_length(regexp_replace(${x}, '[^\\U00010000-\\U0010FFFF]+', '', 'g')))`;
     case 'indexof':
       return `(strpos(${x}, ${y}) - 1)`;
     case 'replace':

@@ -4,7 +4,8 @@
  * Both engines must give every operation the same result, so the semantics are written here
  * once, and the test suite checks them against an independent evaluation on both engines:
  *
- * - Strings compare and order by Unicode code point; lengths and positions count code points.
+ * - Strings compare and order by Unicode code point; positions count code points; length counts
+ *   UTF-16 code units, as .NET's String.Length does (a character beyond U+FFFF counts 2).
  * - Int32 and Int64 arithmetic is integer arithmetic in the type's own range; div truncates
  *   toward zero; mod takes the dividend's sign. A result outside the range is an error of the
  *   expression (answered 400, see expressionError), never a wrapped or floating value.

@@ -41,6 +41,30 @@ export function createIndexSql(t: TableDef, index: TableDef['indexes'][number]):
 }
 
 /**
+ * Fills in a comparison key column just added to a table with rows (from before the column), computed
+ * in TypeScript as every write computes them. Writing a key changes no entity: row_version stays.
+ */
+function backfillKey(db: Database.Database, t: TableDef, c: ColumnDef): void {
+  const [key, source, compute] = [quote(c.name), quote(c.keyOf!.column), c.keyOf!.key];
+  const rows = db.prepare(`SELECT rowid AS r, ${source} AS v FROM ${quote(t.name)} WHERE ${key} IS NULL AND ${source} IS NOT NULL`).all() as { r: number; v: string }[];
+  const write = db.prepare(`UPDATE ${quote(t.name)} SET ${key} = ? WHERE rowid = ?`);
+  for (const row of rows) write.run(compute(String(row.v)), row.r);
+}
+
+/** A unique index that stored rows break (two texts equal under the rules' comparison) is named plainly. */
+function createIndex(db: Database.Database, t: TableDef, index: TableDef['indexes'][number]): void {
+  try {
+    db.exec(createIndexSql(t, index));
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;
+    throw new Error(
+      `Cannot create the unique index ${index.name}: rows of ${t.name} hold equal values of (${index.columns.join(', ')}), ` +
+        'which the rules compare ignoring case and trailing spaces. Rename or delete the duplicates, then migrate again.',
+    );
+  }
+}
+
+/**
  * Creates missing tables and indexes and adds missing columns, in one transaction. A column added
  * to an existing table must be nullable (SQLite cannot add a NOT NULL column without a default).
  */
@@ -64,11 +88,13 @@ export function migrateSqlite(db: Database.Database, tables: readonly TableDef[]
           // A column with a default can be NOT NULL at once; any other must be nullable here.
           db.exec(`ALTER TABLE ${quote(t.name)} ADD COLUMN ${c.defaultValue === undefined ? `${quote(c.name)} ${sqliteType[c.type]}` : columnSql(c)}`);
           report.addedColumns.push(`${t.name}.${c.name}`);
+          if (c.keyOf) backfillKey(db, t, c);
         }
       }
+      for (const name of t.retiredIndexes ?? []) if (existingIndexes.has(name)) db.exec(`DROP INDEX ${quote(name)}`);
       for (const index of t.indexes) {
         if (existingIndexes.has(index.name)) continue;
-        db.exec(createIndexSql(t, index));
+        createIndex(db, t, index);
         report.createdIndexes.push(index.name);
       }
     }

@@ -30,7 +30,8 @@ function call(name: FunctionName, a: readonly string[]): string {
       // A suffix longer than the string starts at or before position 0 and can never match.
       return `(substr(${x}, length(${x}) - length(${y}) + 1) = ${y})`;
     case 'length':
-      return `length(${x})`;
+      // SQLite's length() counts code points; .NET counts UTF-16 code units.
+      return `odata_length(${x})`;
     case 'indexof':
       return `(instr(${x}, ${y}) - 1)`;
     case 'replace':

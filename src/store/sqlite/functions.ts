@@ -56,6 +56,7 @@ export function registerFunctions(db: Database.Database): void {
     if (divisor === 0n) return null;
     return checked((toBig(a) * SCALE) / divisor, -DECIMAL_MAX, DECIMAL_MAX);
   });
+  db.function('odata_length', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.length : s === null ? null : String(s).length));
   db.function('odata_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
   db.function('odata_upper', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toUpperCase() : s));
 }
