@@ -11,6 +11,8 @@ import type { EdmValue } from '../odata/edm';
 import type { EntityPayload, EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
+import { findNavigation } from '../model/define';
+import { takesInlineEntities } from './deep-insert';
 import { applyFollowUps, catalogCycle, checkRules } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
@@ -96,8 +98,29 @@ export class CatalogueWrites {
     await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
     await this.entities.insert(tx, accountId, type, row);
     await this.addBoundLinks(tx, accountId, type, row.Id, payload);
+    await this.createInline(tx, accountId, type, row.Id, payload);
     // A new row starts at version 1 (the column's default).
     return { record: { type, values: row, version: 1n }, created: true };
+  }
+
+  /**
+   * Deep insert: the entities sent inline are created after their parent, each through create()
+   * with every rule of its set, in document order, so the counting limits see the siblings
+   * created before. The tree was checked before the transaction (deep-insert.ts). A foreign key
+   * sent in a nested entity cannot name the parent, which has no key until now: it is replaced.
+   */
+  private async createInline(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload): Promise<void> {
+    for (const [navName, children] of payload.inline ?? []) {
+      const nav = findNavigation(type, navName)!;
+      if (!takesInlineEntities(this.model, nav)) throw invalid(`Entities cannot be created inline under '${navName}'.`);
+      const target = this.model.typeByName.get(nav.target)!;
+      const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
+      for (const child of children) {
+        const values = new Map(child.values);
+        values.delete(foreignKey);
+        await this.create(tx, accountId, target, { ...child, values }, { nav, id });
+      }
+    }
   }
 
   private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {

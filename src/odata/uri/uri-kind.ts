@@ -86,8 +86,17 @@ export const URI_KINDS: Readonly<Record<UriKind, KindRule>> = {
     },
   },
   count: { description: '$count', options: ['$filter', '$orderby', '$top', '$skip'], methods: READ },
-  property: { description: 'a property', options: ['$format'], methods: READ },
-  propertyValue: { description: 'a raw $value', options: [], methods: READ },
+  property: {
+    description: 'a property',
+    options: ['$format'],
+    methods: (path, model) => (writableProperty(path, model) ? ['GET', 'HEAD', 'PUT', 'MERGE', 'PATCH'] : READ),
+  },
+  propertyValue: {
+    description: 'a raw $value',
+    options: [],
+    // DELETE writes null: a property that cannot be null answers 400 then, as any write of null.
+    methods: (path, model) => (writableProperty(path, model) ? ['GET', 'HEAD', 'PUT', 'DELETE'] : READ),
+  },
   links: {
     description: '$links',
     options: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$inlinecount'],
@@ -106,6 +115,17 @@ export function addressedType(path: ResourcePath, model: Model): EntityTypeDef |
   if (path.kind !== 'resource') return undefined;
   const last = path.steps[path.steps.length - 1];
   return last === undefined ? path.set : model.typeByName.get(last.navigation.target);
+}
+
+/**
+ * A property the seller writes, of an entity the seller may update: only those take PUT (and
+ * MERGE, PATCH) on the property and PUT and DELETE on its $value. The key, server-managed dates,
+ * what operations and the platform set are read-only: 405, with GET and HEAD in Allow.
+ */
+function writableProperty(path: ResourcePath, model: Model): boolean {
+  if (path.kind !== 'resource' || path.target.kind !== 'property') return false;
+  const access = addressedType(path, model)?.access;
+  return (access === 'catalogue' || access === 'updatable') && path.target.property.access === 'writable';
 }
 
 /** Links kept in a link table between catalogue sets: the client adds and removes them. */
