@@ -8,7 +8,7 @@ import type { Clock } from '../clock';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import { EntityMissing, invalid, RuleViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
-import type { EntityPayload, EntityRecord } from '../odata/entity';
+import { entityId, type EntityPayload, type EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { findNavigation } from '../model/define';
@@ -163,17 +163,75 @@ export class CatalogueWrites {
     await this.entities.addLink(tx, accountId, nav, sourceId, targetId);
   }
 
+  /**
+   * Links `sourceId` to the entity `targetUri` names through `nav` (POST of a to-many $links, PUT
+   * of a to-one): a link table gets the pair; a through entity (ChildProducts) is created with
+   * its defaults; a reference sets the dependent's foreign key, as a MERGE of it would, with
+   * every rule of the dependent's set (a variation moved to another product counts there).
+   * Admission let through only the links model/link-access.ts allows.
+   */
   async addLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
-    const targetId = this.resolve(targetUri, this.model.typeByName.get(nav.target)!);
+    const target = this.model.typeByName.get(nav.target)!;
+    const targetId = this.resolve(targetUri, target);
     if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw new EntityMissing(sourceType, sourceId);
-    await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
+    const r = nav.relation;
+    switch (r.kind) {
+      case 'linkTable':
+        return this.link(tx, accountId, sourceType, sourceId, nav, targetId);
+      case 'throughEntity': {
+        if (!(await this.entities.exists(tx, accountId, target, targetId))) throw new EntityMissing(target, targetId);
+        const [left, right] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
+        const values = new Map<string, EdmValue>([[r.leftKey, left], [r.rightKey, right]]);
+        await this.create(tx, accountId, this.model.typeByName.get(r.through)!, { values, bindings: new Map() });
+        return;
+      }
+      case 'reference': {
+        if (!(await this.entities.exists(tx, accountId, target, targetId))) throw new EntityMissing(target, targetId);
+        // The principal's to-many link names a dependent to take over; the dependent's to-one link names its new principal.
+        if (nav.many) await this.setForeignKey(tx, accountId, target, targetId, r.foreignKey, sourceId);
+        else await this.setForeignKey(tx, accountId, sourceType, sourceId, r.foreignKey, targetId);
+        return;
+      }
+    }
   }
 
+  /** DELETE of `source/$links/Nav(targetId)`: the link must exist (else 404). */
   async removeLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
-    if (nav.relation.kind !== 'linkTable') throw invalid(`Links of '${nav.name}' are not managed with $links.`);
     if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw new EntityMissing(sourceType, sourceId);
-    if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
-      throw new RuleViolation('notFound', `${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+    const missing = () => new RuleViolation('notFound', `${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+    const r = nav.relation;
+    switch (r.kind) {
+      case 'linkTable':
+        if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) throw missing();
+        return;
+      case 'throughEntity': {
+        const through = this.model.typeByName.get(r.through)!;
+        const [left, right] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
+        const pairs = (await this.entities.findWhere(tx, accountId, through, r.leftKey, left)).filter((row) => row.values[r.rightKey] === right);
+        if (pairs.length === 0) throw missing();
+        for (const pair of pairs) await this.entities.delete(tx, accountId, through, entityId(pair.values));
+        return;
+      }
+      case 'reference': {
+        // A principal's to-many link: the dependent is unlinked by clearing its foreign key.
+        const dependent = this.model.typeByName.get(r.dependent)!;
+        const row = await this.entities.find(tx, accountId, dependent, targetId);
+        if (!nav.many || !row || row.values[r.foreignKey] !== sourceId) throw missing();
+        await this.setForeignKey(tx, accountId, dependent, targetId, r.foreignKey, null);
+        return;
+      }
     }
+  }
+
+  /** DELETE of `source/$links/ToOne`: the foreign key is cleared (admitted only where it may be null). */
+  async clearLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef): Promise<void> {
+    const r = nav.relation;
+    if (r.kind !== 'reference' || nav.many) throw invalid(`The link '${nav.name}' is not a single link.`);
+    await this.setForeignKey(tx, accountId, sourceType, sourceId, r.foreignKey, null);
+  }
+
+  /** A link written as a MERGE of the foreign key: the same rules, follow-ups and ETag. */
+  private async setForeignKey(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, foreignKey: string, value: bigint | null): Promise<void> {
+    await this.update(tx, accountId, type, id, { values: new Map([[foreignKey, value]]), bindings: new Map() }, 'merge');
   }
 }

@@ -30,10 +30,12 @@ export type WritePlan =
   | { readonly kind: 'delete'; readonly type: EntityTypeDef; readonly ifMatch: Precondition }
   /** PUT (MERGE, PATCH) of entity/Property or PUT of entity/Property/$value; DELETE of …/$value writes null. */
   | { readonly kind: 'setProperty'; readonly type: EntityTypeDef; readonly property: PropertyDef; readonly value: EdmValue; readonly ifMatch: Precondition }
-  /** POST to entity/$links/Nav: the body names the entity to link. */
+  /** POST to entity/$links/ToMany, PUT of entity/$links/ToOne: the body names the entity to link. */
   | { readonly kind: 'addLink'; readonly uri: string }
-  /** DELETE of entity/$links/Nav(key). */
-  | { readonly kind: 'removeLink'; readonly key: bigint };
+  /** DELETE of entity/$links/ToMany(key). */
+  | { readonly kind: 'removeLink'; readonly key: bigint }
+  /** DELETE of entity/$links/ToOne: the entity then points nowhere. */
+  | { readonly kind: 'clearLink' };
 
 /** The plan of an admitted write of `path`; `body` was read before (empty for DELETE). */
 export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): WritePlan {
@@ -68,7 +70,9 @@ export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): Wr
   }
   if (target.kind === 'links') {
     if (kind === 'links' && r.method === 'POST') return { kind: 'addLink', uri: readLinkBody(r, body) };
+    if (kind === 'link' && r.method === 'PUT' && !target.navigation.many) return { kind: 'addLink', uri: readLinkBody(r, body) };
     if (kind === 'link' && r.method === 'DELETE' && target.key !== undefined) return { kind: 'removeLink', key: target.key };
+    if (kind === 'link' && r.method === 'DELETE' && !target.navigation.many) return { kind: 'clearLink' };
   }
   // Admission lets through only the writes above.
   throw new Error(`${r.method} of a ${kind} was admitted but has no plan`);

@@ -7,9 +7,11 @@
  * The options follow WCF Data Services: $format everywhere a body in a chosen format comes back;
  * the read options where a collection is read; $count and raw $value take no $format (their
  * answer is text/plain). Which methods a collection or entity takes follows its set's access in
- * the model; $links of a link table between catalogue sets may be added (POST) and removed
- * (DELETE), every other link only read.
+ * the model; a property takes writes when the seller writes it; which links may be written
+ * follows the relation (model/link-access.ts): POST adds to a to-many link collection, PUT sets a
+ * to-one link, DELETE removes a link where the relation allows it.
  */
+import { linkAccess, type LinkAccess } from '../../model/link-access';
 import type { EntityTypeDef, Model } from '../../model/types';
 import { badRequest, methodNotAllowed } from '../errors';
 import type { QueryOptions, SystemQueryOption } from './query-options';
@@ -100,12 +102,16 @@ export const URI_KINDS: Readonly<Record<UriKind, KindRule>> = {
   links: {
     description: '$links',
     options: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$inlinecount'],
-    methods: (path, model) => (managedLinks(path, model) ? ['GET', 'HEAD', 'POST'] : READ),
+    methods: (path, model) => (linkWrites(path, model).add ? ['GET', 'HEAD', 'POST'] : READ),
   },
   link: {
     description: 'a single $link',
     options: ['$format'],
-    methods: (path, model) => (managedLinks(path, model) && path.kind === 'resource' && path.target.kind === 'links' && path.target.key !== undefined ? ['GET', 'HEAD', 'DELETE'] : READ),
+    methods: (path, model) => {
+      const access = linkWrites(path, model);
+      const toOne = path.kind === 'resource' && path.target.kind === 'links' && !path.target.navigation.many;
+      return [...READ, ...(toOne && access.add ? ['PUT'] : []), ...(access.remove ? ['DELETE'] : [])];
+    },
   },
   linksCount: { description: '$count of $links', options: ['$filter', '$orderby', '$top', '$skip'], methods: READ },
 };
@@ -128,10 +134,10 @@ function writableProperty(path: ResourcePath, model: Model): boolean {
   return (access === 'catalogue' || access === 'updatable') && path.target.property.access === 'writable';
 }
 
-/** Links kept in a link table between catalogue sets: the client adds and removes them. */
-function managedLinks(path: ResourcePath, model: Model): boolean {
-  if (path.kind !== 'resource' || path.target.kind !== 'links') return false;
-  return path.target.navigation.relation.kind === 'linkTable' && addressedType(path, model)?.access === 'catalogue';
+/** What the seller may write through the path's $links (nothing when it is no $links path). */
+function linkWrites(path: ResourcePath, model: Model): LinkAccess {
+  if (path.kind !== 'resource' || path.target.kind !== 'links') return { add: false, remove: false };
+  return linkAccess(model, path.target.navigation);
 }
 
 /** The methods a path takes (for Allow). */
