@@ -8,7 +8,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { asSeller, newSeller, startLive, storeRow, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import { createEntity, getEntity } from '../support/live-client';
 import { errorMessage } from '../support/odata-error';
 import { D, M } from '../support/spec';
@@ -124,6 +124,18 @@ describe('PUT of a property', () => {
     assert.equal((await rawValue(product('/Title'))).body, 'Moved on');
     assertNoContent(await send('PUT', product('/Title/$value'), 'text/plain', 'Current', { 'If-Match': String(moved.headers.etag) }));
     assert.equal((await rawValue(product('/Title'))).body, 'Current');
+  });
+
+  test('a writable property of an order is written alone; what the platform set is not writable', async () => {
+    const types = live.service.app.model.typeByName;
+    const buyer = await storeRow(live, seller.accountId, types.get('Buyer')!, { BuyerName: 'b', Email: 'b@example.com' });
+    const order = String(await storeRow(live, seller.accountId, types.get('SalesOrder')!, { BuyerId: buyer, PlatformOrderId: 'P-1', ForeignOrderId: 'F-1' }));
+    assertNoContent(await send('PUT', `SalesOrders(${order}L)/ForeignOrderId/$value`, 'text/plain', 'ERP-42'));
+    const stored = await getEntity(live, seller, 'SalesOrders', order);
+    assert.equal(stored.ForeignOrderId, 'ERP-42');
+    assert.equal(stored.PlatformOrderId, 'P-1');
+    assert.equal((await send('PUT', `SalesOrders(${order}L)/PlatformOrderId`, 'application/json', '{"PlatformOrderId":"x"}')).status, 405);
+    assert.equal((await send('PUT', `Buyers(${buyer}L)/Email`, 'application/json', '{"Email":"x"}')).status, 405);
   });
 
   test('property writes inside a $batch changeset', async () => {
