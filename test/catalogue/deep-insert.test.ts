@@ -15,7 +15,7 @@ import { getEntity, JSON_HEADERS } from '../support/live-client';
 import { errorMessage } from '../support/odata-error';
 import { parseXml } from '../clients/datajs';
 import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
-import { batchBody, changesetPart, jsonOperation, postBatch, readBatchAnswer, changesetAnswers, singleAnswer, errorMessageOf } from '../batch/support';
+import { batchBody, changesetPart, httpPart, jsonOperation, postBatch, readBatchAnswer, changesetAnswers, singleAnswer, errorMessageOf } from '../batch/support';
 
 let live: LiveService;
 let seller: Seller;
@@ -252,7 +252,7 @@ describe('deep insert of a product with its parts', () => {
     assert.equal(product.Title, 'Upd');
   });
 
-  test('inside a $batch changeset: the tree is created, and $1 names the new product', async () => {
+  test('inside a $batch changeset (JSON and Atom): the tree is created, and $1 names the new product', async () => {
     const tree = fullProduct('batch', 3);
     const res = await postBatch(
       live,
@@ -266,6 +266,18 @@ describe('deep insert of a product with its parts', () => {
     const stored = await storedTree(id);
     assert.equal((stored.specifics as unknown[]).length, 6);
     assert.equal((stored.variations as unknown[]).length, 3);
+
+    // The same in Atom, as a part of a changeset.
+    const atomTree = fullProduct('batchatom', 2);
+    const atomRes = await postBatch(
+      live,
+      seller,
+      batchBody([changesetPart([httpPart({ method: 'POST', target: 'Products', headers: ['Content-ID: 1', 'Content-Type: application/atom+xml'], body: atomBody(atomTree) })])]),
+    );
+    const [atomAnswer] = changesetAnswers(readBatchAnswer(atomRes)[0]);
+    assert.equal(atomAnswer!.status, 201, atomAnswer!.body);
+    const atomId = /\/Products\((\d+)L\)$/.exec(atomAnswer!.headers.get('location') ?? '')![1]!;
+    assert.deepEqual(normalise(await storedTree(atomId)), normalise(expectedTree(atomTree, atomId)));
 
     // A changeset whose deep insert breaks a rule stores nothing of it, nor of its other operations.
     const before = await tenantRows(live, seller.accountId);
