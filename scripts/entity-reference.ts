@@ -15,6 +15,8 @@ import path from 'node:path';
 import { model as catalogueModel } from '../src/model/catalogue-model';
 import type { EntityTypeDef, Model, NavigationDef, PropertyDef, RelationDef, SetAccess } from '../src/model/types';
 import { LIMITS } from '../src/catalogue/rules';
+import { takesInlineEntities } from '../src/catalogue/deep-insert';
+import { linkAccess } from '../src/model/link-access';
 
 /** Where the reference lives, relative to the repository root. */
 export const REFERENCE_PATH = path.join('docs', 'entity-sets.md');
@@ -113,22 +115,28 @@ function foreignKeys(m: Model, t: EntityTypeDef): string[] {
     });
 }
 
+/** What a seller may write through the navigation's `$links` (model/link-access.ts). */
+function linkWrites(m: Model, n: NavigationDef): string {
+  const access = linkAccess(m, n);
+  const methods = [...(access.add ? [n.many ? 'POST' : 'PUT'] : []), ...(access.remove ? ['DELETE'] : [])];
+  return methods.length > 0 ? `${code('$links')}: ${methods.join(', ')}` : `${code('$links')}: read only`;
+}
+
 function navigationKind(m: Model, t: EntityTypeDef, n: NavigationDef): string {
   const r = n.relation;
-  if (r.kind === 'linkTable') {
-    return t.access === 'catalogue' ? `many, linked and unlinked with ${code(`$links/${n.name}`)}` : 'many';
-  }
-  if (r.kind === 'throughEntity') return `many, read-only: the pairs are ${code(setOf(m, r.through))} rows`;
+  if (r.kind === 'linkTable') return 'many';
+  if (r.kind === 'throughEntity') return `many: the pairs are ${code(setOf(m, r.through))} rows`;
   if (!n.many) return 'one';
-  return r.onDelete === 'cascade' ? 'many, owned: deleted with this row' : 'many';
+  if (r.onDelete !== 'cascade') return 'many';
+  return takesInlineEntities(m, n) ? 'many, owned: deleted with this row, created with it inline (deep insert)' : 'many, owned: deleted with this row';
 }
 
 function navigationTable(m: Model, t: EntityTypeDef): string[] {
   if (t.navigations.length === 0) return [];
   const rows = t.navigations.map((n) => {
-    return `| ${code(n.name)} | ${code(setOf(m, n.target))} | ${navigationKind(m, t, n)} |`;
+    return `| ${code(n.name)} | ${code(setOf(m, n.target))} | ${navigationKind(m, t, n)} | ${linkWrites(m, n)} |`;
   });
-  return ['| Navigation | Leads to | Multiplicity |', '|---|---|---|', ...rows];
+  return ['| Navigation | Leads to | Multiplicity | Link writes |', '|---|---|---|---|', ...rows];
 }
 
 function entitySetSection(m: Model, t: EntityTypeDef): string[] {

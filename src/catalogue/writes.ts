@@ -8,9 +8,11 @@ import type { Clock } from '../clock';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import { EntityMissing, invalid, RuleViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
-import type { EntityPayload, EntityRecord } from '../odata/entity';
+import { entityId, type EntityPayload, type EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
+import { findNavigation } from '../model/define';
+import { takesInlineEntities } from './deep-insert';
 import { applyFollowUps, catalogCycle, checkRules, followUpsRewrite } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
@@ -96,8 +98,29 @@ export class CatalogueWrites {
     await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
     await this.entities.insert(tx, accountId, type, row);
     await this.addBoundLinks(tx, accountId, type, row.Id, payload);
+    await this.createInline(tx, accountId, type, row.Id, payload);
     // A new row starts at version 1 (the column's default).
     return { record: { type, values: row, version: 1n }, created: true };
+  }
+
+  /**
+   * Deep insert: the entities sent inline are created after their parent, each through create()
+   * with every rule of its set, in document order, so the counting limits see the siblings
+   * created before. The tree was checked before the transaction (deep-insert.ts). A foreign key
+   * sent in a nested entity cannot name the parent, which has no key until now: it is replaced.
+   */
+  private async createInline(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload): Promise<void> {
+    for (const [navName, children] of payload.inline ?? []) {
+      const nav = findNavigation(type, navName)!;
+      if (!takesInlineEntities(this.model, nav)) throw invalid(`Entities cannot be created inline under '${navName}'.`);
+      const target = this.model.typeByName.get(nav.target)!;
+      const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
+      for (const child of children) {
+        const values = new Map(child.values);
+        values.delete(foreignKey);
+        await this.create(tx, accountId, target, { ...child, values }, { nav, id });
+      }
+    }
   }
 
   private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
@@ -144,17 +167,75 @@ export class CatalogueWrites {
     await this.entities.addLink(tx, accountId, nav, sourceId, targetId);
   }
 
+  /**
+   * Links `sourceId` to the entity `targetUri` names through `nav` (POST of a to-many $links, PUT
+   * of a to-one): a link table gets the pair; a through entity (ChildProducts) is created with
+   * its defaults; a reference sets the dependent's foreign key, as a MERGE of it would, with
+   * every rule of the dependent's set (a variation moved to another product counts there).
+   * Admission let through only the links model/link-access.ts allows.
+   */
   async addLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetUri: string): Promise<void> {
-    const targetId = this.resolve(targetUri, this.model.typeByName.get(nav.target)!);
+    const target = this.model.typeByName.get(nav.target)!;
+    const targetId = this.resolve(targetUri, target);
     if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw new EntityMissing(sourceType, sourceId);
-    await this.link(tx, accountId, sourceType, sourceId, nav, targetId);
+    const r = nav.relation;
+    switch (r.kind) {
+      case 'linkTable':
+        return this.link(tx, accountId, sourceType, sourceId, nav, targetId);
+      case 'throughEntity': {
+        if (!(await this.entities.exists(tx, accountId, target, targetId))) throw new EntityMissing(target, targetId);
+        const [left, right] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
+        const values = new Map<string, EdmValue>([[r.leftKey, left], [r.rightKey, right]]);
+        await this.create(tx, accountId, this.model.typeByName.get(r.through)!, { values, bindings: new Map() });
+        return;
+      }
+      case 'reference': {
+        if (!(await this.entities.exists(tx, accountId, target, targetId))) throw new EntityMissing(target, targetId);
+        // The principal's to-many link names a dependent to take over; the dependent's to-one link names its new principal.
+        if (nav.many) await this.setForeignKey(tx, accountId, target, targetId, r.foreignKey, sourceId);
+        else await this.setForeignKey(tx, accountId, sourceType, sourceId, r.foreignKey, targetId);
+        return;
+      }
+    }
   }
 
+  /** DELETE of `source/$links/Nav(targetId)`: the link must exist (else 404). */
   async removeLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef, targetId: bigint): Promise<void> {
-    if (nav.relation.kind !== 'linkTable') throw invalid(`Links of '${nav.name}' are not managed with $links.`);
     if (!(await this.entities.exists(tx, accountId, sourceType, sourceId))) throw new EntityMissing(sourceType, sourceId);
-    if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) {
-      throw new RuleViolation('notFound', `${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+    const missing = () => new RuleViolation('notFound', `${sourceType.setName}(${sourceId}L) has no link '${nav.name}' to ${String(targetId)}.`);
+    const r = nav.relation;
+    switch (r.kind) {
+      case 'linkTable':
+        if (!(await this.entities.removeLink(tx, accountId, nav, sourceId, targetId))) throw missing();
+        return;
+      case 'throughEntity': {
+        const through = this.model.typeByName.get(r.through)!;
+        const [left, right] = nav.name === r.leftNav ? [sourceId, targetId] : [targetId, sourceId];
+        const pairs = (await this.entities.findWhere(tx, accountId, through, r.leftKey, left)).filter((row) => row.values[r.rightKey] === right);
+        if (pairs.length === 0) throw missing();
+        for (const pair of pairs) await this.entities.delete(tx, accountId, through, entityId(pair.values));
+        return;
+      }
+      case 'reference': {
+        // A principal's to-many link: the dependent is unlinked by clearing its foreign key.
+        const dependent = this.model.typeByName.get(r.dependent)!;
+        const row = await this.entities.find(tx, accountId, dependent, targetId);
+        if (!nav.many || !row || row.values[r.foreignKey] !== sourceId) throw missing();
+        await this.setForeignKey(tx, accountId, dependent, targetId, r.foreignKey, null);
+        return;
+      }
     }
+  }
+
+  /** DELETE of `source/$links/ToOne`: the foreign key is cleared (admitted only where it may be null). */
+  async clearLink(tx: SqlExecutor, accountId: number, sourceType: EntityTypeDef, sourceId: bigint, nav: NavigationDef): Promise<void> {
+    const r = nav.relation;
+    if (r.kind !== 'reference' || nav.many) throw invalid(`The link '${nav.name}' is not a single link.`);
+    await this.setForeignKey(tx, accountId, sourceType, sourceId, r.foreignKey, null);
+  }
+
+  /** A link written as a MERGE of the foreign key: the same rules, follow-ups and ETag. */
+  private async setForeignKey(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, foreignKey: string, value: bigint | null): Promise<void> {
+    await this.update(tx, accountId, type, id, { values: new Map([[foreignKey, value]]), bindings: new Map() }, 'merge');
   }
 }

@@ -134,7 +134,7 @@ export interface LinkTableRelation {
   readonly rightColumn: string;
 }
 
-/** Many-to-many whose pairs are themselves entities (ProductRelations): read-only navigations. */
+/** Many-to-many whose pairs are themselves entities (ProductRelations): a $links write creates or deletes the pair's entity. */
 export interface ThroughEntityRelation {
   readonly kind: 'throughEntity';
   readonly name: string;

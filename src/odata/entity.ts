@@ -42,6 +42,12 @@ export interface EntityPayload {
    * relative to the service root, not yet resolved.
    */
   readonly bindings: ReadonlyMap<string, readonly string[]>;
+  /**
+   * Entities sent inline under a navigation, to be created with this one (deep insert): JSON
+   * objects with properties (an array, or `{"results":[…]}`), Atom `m:inline` entries with content,
+   * each read against the navigation's target type, by navigation name. Absent when none was sent.
+   */
+  readonly inline?: ReadonlyMap<string, readonly EntityPayload[]>;
 }
 
 /**

@@ -7,11 +7,14 @@
  * request is answered at once even while another process holds the write lock. The method was
  * admitted before (odata/uri/uri-kind.ts); the transaction only executes plans (write.ts).
  */
-import type { EntityTypeDef } from '../model/types';
-import { readAtomEntry, readXmlLink } from '../odata/atom/reader';
+import { checkDeepInsert, refuseInlineInUpdate } from '../catalogue/deep-insert';
+import type { EntityTypeDef, PropertyDef } from '../model/types';
+import { readAtomEntry, readXmlLink, readXmlProperty } from '../odata/atom/reader';
+import type { EdmValue } from '../odata/edm';
+import { readRawValue } from '../odata/raw-value';
 import type { EntityPayload } from '../odata/entity';
 import { badRequest, ODataError } from '../odata/errors';
-import { readJsonEntity, readJsonLink } from '../odata/json/reader';
+import { readJsonEntity, readJsonLink, readJsonProperty } from '../odata/json/reader';
 import { addressedType, uriKindOf } from '../odata/uri/uri-kind';
 import { bodyCharsetOf, bodyMediaTypeOf, type ODataRequest } from './request';
 import { entityFormat, responseVersion, tagsOf, type ResourcePath } from './resources';
@@ -25,10 +28,14 @@ export type WritePlan =
   /** PUT replaces, MERGE and PATCH merge. */
   | { readonly kind: 'update'; readonly type: EntityTypeDef; readonly mode: 'replace' | 'merge'; readonly payload: EntityPayload; readonly ifMatch: Precondition }
   | { readonly kind: 'delete'; readonly type: EntityTypeDef; readonly ifMatch: Precondition }
-  /** POST to entity/$links/Nav: the body names the entity to link. */
+  /** PUT (MERGE, PATCH) of entity/Property or PUT of entity/Property/$value; DELETE of …/$value writes null. */
+  | { readonly kind: 'setProperty'; readonly type: EntityTypeDef; readonly property: PropertyDef; readonly value: EdmValue; readonly ifMatch: Precondition }
+  /** POST to entity/$links/ToMany, PUT of entity/$links/ToOne: the body names the entity to link. */
   | { readonly kind: 'addLink'; readonly uri: string }
-  /** DELETE of entity/$links/Nav(key). */
-  | { readonly kind: 'removeLink'; readonly key: bigint };
+  /** DELETE of entity/$links/ToMany(key). */
+  | { readonly kind: 'removeLink'; readonly key: bigint }
+  /** DELETE of entity/$links/ToOne: the entity then points nowhere. */
+  | { readonly kind: 'clearLink' };
 
 /** The plan of an admitted write of `path`; `body` was read before (empty for DELETE). */
 export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): WritePlan {
@@ -38,19 +45,34 @@ export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): Wr
     // The 201 carries the entity: its format and version are settled before the write.
     entityFormat(r);
     responseVersion(r, 1);
-    return { kind: 'create', type, payload: readEntityBody(r, type, body) };
+    const payload = readEntityBody(r, type, body);
+    // A deep insert's whole tree is judged now, before the transaction.
+    checkDeepInsert(r.app.model, type, payload);
+    return { kind: 'create', type, payload };
   }
   if (kind === 'entity' && type) {
     const ifMatch = preconditionOf(r);
     if (r.method === 'DELETE') return { kind: 'delete', type, ifMatch };
     if (r.method === 'PUT' || r.method === 'MERGE' || r.method === 'PATCH') {
-      return { kind: 'update', type, mode: r.method === 'PUT' ? 'replace' : 'merge', payload: readEntityBody(r, type, body), ifMatch };
+      const payload = readEntityBody(r, type, body);
+      refuseInlineInUpdate(type, payload);
+      return { kind: 'update', type, mode: r.method === 'PUT' ? 'replace' : 'merge', payload, ifMatch };
     }
   }
   const target = path.target;
+  if (target.kind === 'property' && type) {
+    const ifMatch = preconditionOf(r);
+    const { property } = target;
+    // Admission let through writes of writable properties only (uri-kind.ts).
+    if (kind === 'propertyValue' && r.method === 'DELETE') return { kind: 'setProperty', type, property, value: null, ifMatch };
+    const value = kind === 'propertyValue' ? readRawValueBody(r, property, body) : readPropertyBody(r, property, body);
+    return { kind: 'setProperty', type, property, value, ifMatch };
+  }
   if (target.kind === 'links') {
     if (kind === 'links' && r.method === 'POST') return { kind: 'addLink', uri: readLinkBody(r, body) };
+    if (kind === 'link' && r.method === 'PUT' && !target.navigation.many) return { kind: 'addLink', uri: readLinkBody(r, body) };
     if (kind === 'link' && r.method === 'DELETE' && target.key !== undefined) return { kind: 'removeLink', key: target.key };
+    if (kind === 'link' && r.method === 'DELETE' && !target.navigation.many) return { kind: 'clearLink' };
   }
   // Admission lets through only the writes above.
   throw new Error(`${r.method} of a ${kind} was admitted but has no plan`);
@@ -68,6 +90,23 @@ function readEntityBody(r: ODataRequest, type: EntityTypeDef, body: Buffer): Ent
   if (contentType === 'application/atom+xml' || contentType === 'application/xml' || contentType === 'text/xml') return readAtomEntry(type, body, bodyCharsetOf(r));
   if (contentType === '') throw badRequest('The request body needs a Content-Type: application/json or application/atom+xml.');
   throw new ODataError(415, `The Content-Type '${contentType}' is not supported for entities: use application/json or application/atom+xml.`);
+}
+
+/** A property body: `{"Title":…}` in JSON or `<d:Title>…</d:Title>` in XML, as a GET of it answers. */
+function readPropertyBody(r: ODataRequest, property: PropertyDef, body: Buffer): EdmValue {
+  const contentType = bodyMediaTypeOf(r);
+  if (contentType === 'application/json') return readJsonProperty(property, body);
+  if (contentType === 'application/xml' || contentType === 'text/xml') return readXmlProperty(property, body, bodyCharsetOf(r));
+  if (contentType === '') throw badRequest('The property body needs a Content-Type: application/json or application/xml.');
+  throw new ODataError(415, `The Content-Type '${contentType}' is not supported for a property: use application/json or application/xml.`);
+}
+
+/** A raw value body: text/plain, as a GET of the $value answers it. */
+function readRawValueBody(r: ODataRequest, property: PropertyDef, body: Buffer): EdmValue {
+  const contentType = bodyMediaTypeOf(r);
+  if (contentType === 'text/plain') return readRawValue(property, body, bodyCharsetOf(r));
+  if (contentType === '') throw badRequest('A raw value body needs the Content-Type text/plain.');
+  throw new ODataError(415, `The Content-Type '${contentType}' is not supported for a raw value: use text/plain.`);
 }
 
 function readLinkBody(r: ODataRequest, body: Buffer): string {

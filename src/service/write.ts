@@ -45,10 +45,18 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   switch (plan.kind) {
     case 'addLink':
     case 'removeLink':
+    case 'clearLink':
       if (target.kind !== 'links') throw badRequest('$links belongs to one entity.');
       if (plan.kind === 'addLink') await app.writes.addLink(tx, accountId, record.type, id, target.navigation, plan.uri);
-      else await app.writes.removeLink(tx, accountId, record.type, id, target.navigation, plan.key);
+      else if (plan.kind === 'removeLink') await app.writes.removeLink(tx, accountId, record.type, id, target.navigation, plan.key);
+      else await app.writes.clearLink(tx, accountId, record.type, id, target.navigation);
       return { reply: noContent(r) };
+    case 'setProperty': {
+      // A write of one property is a MERGE of that property: the same rules, history and ETag.
+      checkPrecondition(plan.ifMatch, record);
+      const version = await app.writes.update(tx, accountId, record.type, id, { values: new Map([[plan.property.name, plan.value]]), bindings: new Map() }, 'merge');
+      return { reply: noContent(r, { ETag: etagOf(version) }), entity: { type: record.type, id } };
+    }
     case 'update': {
       checkPrecondition(plan.ifMatch, record);
       const version = await app.writes.update(tx, accountId, record.type, id, plan.payload, plan.mode, record);

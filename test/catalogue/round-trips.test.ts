@@ -914,11 +914,12 @@ describe('$links: Products–Catalogs and Catalogs–ParentCatalogs/ChildCatalog
     assert.deepEqual(await linksJson(`/Catalogs(${child}L)/$links/ParentCatalogs`), []);
   });
 
-  test('links of navigations that are not many-to-many are read-only (405)', async () => {
+  test('links the platform sets are read-only, and a required link cannot be removed (405)', async () => {
     const p = await product();
-    await make('ProductImages', { ProductId: p, ImageUrl: 'http://images.example.com/l.jpg', Type: '1' });
+    const image = await make('ProductImages', { ProductId: p, ImageUrl: 'http://images.example.com/l.jpg', Type: '1' });
     assert.equal((await linksJson(`/Products(${p}L)/$links/ProductImages`)).length, 1);
-    assertAllow(await postLinkJson(`/Products(${p}L)/$links/ProductImages`, uriOf('ProductImages', '1')), 'GET, HEAD', 'POST $links/ProductImages');
+    assertAllow(await postLinkJson(`/Products(${p}L)/$links/SalesOrderItems`, uriOf('SalesOrderItems', '1')), 'GET, HEAD', 'POST $links/SalesOrderItems');
+    assertAllow(await del(`/Products(${p}L)/$links/ProductImages(${image}L)`), 'GET, HEAD', 'DELETE $links/ProductImages(key)');
   });
 });
 

@@ -10,6 +10,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { linkAccess } from '../../src/model/link-access';
 import { model } from '../../src/model/catalogue-model';
 import type { EntityTypeDef, NavigationDef } from '../../src/model/types';
 import type { EdmValue } from '../../src/odata/edm';
@@ -270,7 +271,7 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
           await sameAsMissing(`GET ${set}/$links/${name}/$count`, foreign, (id) => call(a, 'GET', `${entity(id)}/$links/${name}/$count`));
           await sameAsMissing(`GET ${set}/${name}(key)`, foreign, (id) => call(a, 'GET', `${entity(id)}/${name}(${ownTarget}L)`));
           await sameAsMissing(`GET ${set}/$links/${name}(key)`, foreign, (id) => call(a, 'GET', `${entity(id)}/$links/${name}(${ownTarget}L)`));
-          const managed = missingFor(nav.relation.kind === 'linkTable' && type.access === 'catalogue');
+          const managed = missingFor(linkAccess(model, nav).add);
           await sameAsMissing(`POST ${set}/$links/${name}`, foreign, (id) => call(a, 'POST', `${entity(id)}/$links/${name}`, { body: { uri: `${typeOf(nav.target).setName}(${ownTarget}L)` } }), managed);
           await sameAsMissing(
             `POST ${set}/$links/${name} XML`,
@@ -278,7 +279,7 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
             (id) => call(a, 'POST', `${entity(id)}/$links/${name}`, { body: `<uri xmlns="${D_NS}">${live.root}/${typeOf(nav.target).setName}(${ownTarget}L)</uri>` }),
             managed,
           );
-          await sameAsMissing(`DELETE ${set}/$links/${name}(key)`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/$links/${name}(${ownTarget}L)`), managed);
+          await sameAsMissing(`DELETE ${set}/$links/${name}(key)`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/$links/${name}(${ownTarget}L)`), missingFor(linkAccess(model, nav).remove));
           const target = typeOf(nav.target);
           if (CREATE[target.name]) {
             const body = { ...ownForeignKeys(target), ...CREATE[target.name] };
@@ -305,10 +306,11 @@ describe("A acting on B's ids answers exactly as on a missing id", () => {
           await sameAsMissing(`${method} ${set} Atom`, foreign, (id) => call(a, method, entity(id), { body: atomEntry(type, body as Record<string, EntryValue>), atom: true }), expected);
         }
       }
-      // Properties are only read.
+      // Writable properties of writable sets take PUT, and DELETE of their $value; the rest are only read.
       for (const p of type.properties.slice(1, 3)) {
-        await sameAsMissing(`PUT ${set}/${p.name}`, foreign, (id) => call(a, 'PUT', `${entity(id)}/${p.name}`, { body: { [p.name]: null } }), [405]);
-        await sameAsMissing(`DELETE ${set}/${p.name}/$value`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/${p.name}/$value`), [405]);
+        const writable = missingFor(p.access === 'writable' && type.access !== 'readOnly');
+        await sameAsMissing(`PUT ${set}/${p.name}`, foreign, (id) => call(a, 'PUT', `${entity(id)}/${p.name}`, { body: { [p.name]: null } }), writable);
+        await sameAsMissing(`DELETE ${set}/${p.name}/$value`, foreign, (id) => call(a, 'DELETE', `${entity(id)}/${p.name}/$value`), writable);
       }
     });
   }
@@ -328,11 +330,11 @@ describe("A's requests that name B's entities in A's own paths and bodies", () =
           await sameAsMissing(`DELETE ${type.setName}/${name}(B)`, foreign, (id) => call(a, 'DELETE', `${own}/${name}(${id}L)`), missingFor(targetWrites.includes('DELETE')));
           await sameAsMissing(`GET ${type.setName}/$links/${name}(B)`, foreign, (id) => call(a, 'GET', `${own}/$links/${name}(${id}L)`));
           const targetSet = typeOf(nav.target).setName;
-          const managed = nav.relation.kind === 'linkTable';
-          await sameAsMissing(`DELETE ${type.setName}/$links/${name}(B)`, foreign, (id) => call(a, 'DELETE', `${own}/$links/${name}(${id}L)`), managed ? [404] : [405]);
-          await sameAsMissing(`POST ${type.setName}/$links/${name} naming B`, foreign, (id) => call(a, 'POST', `${own}/$links/${name}`, { body: { uri: `${targetSet}(${id}L)` } }), managed ? [404] : [405]);
+          const access = linkAccess(model, nav);
+          await sameAsMissing(`DELETE ${type.setName}/$links/${name}(B)`, foreign, (id) => call(a, 'DELETE', `${own}/$links/${name}(${id}L)`), missingFor(access.remove));
+          await sameAsMissing(`POST ${type.setName}/$links/${name} naming B`, foreign, (id) => call(a, 'POST', `${own}/$links/${name}`, { body: { uri: `${targetSet}(${id}L)` } }), missingFor(access.add));
           await sameAsMissing(`POST ${type.setName}/$links/${name} naming B, absolute XML`, foreign, (id) =>
-            call(a, 'POST', `${own}/$links/${name}`, { body: `<uri xmlns="${D_NS}">${live.root}/${targetSet}(${id}L)</uri>` }), managed ? [404] : [405]);
+            call(a, 'POST', `${own}/$links/${name}`, { body: `<uri xmlns="${D_NS}">${live.root}/${targetSet}(${id}L)</uri>` }), missingFor(access.add));
         }
       }
     }

@@ -270,14 +270,22 @@ test('a property holding elements, a repeated property and an unknown navigation
   rejects400(() => read(ProductSpecific, entry('', `<link rel="${RELATED}Catalogs" href="Catalogs(1L)"/>`)), /navigation property 'Catalogs' does not exist on type 'CatalogueService\.ProductSpecific'/);
 });
 
-test('deep insert is refused: an inline entry with properties, links, or without an id', () => {
+test('deep insert: an inline entry with properties or links is read as a new entity of the navigation\'s type', () => {
   const inline = (content: string) => entry('', `<link rel="${RELATED}Product" href=""><m:inline>${content}</m:inline></link>`);
-  rejects400(() => read(ProductSpecific, inline(`<entry><id>Products(2L)</id><content type="application/xml"><m:properties><d:Title>New</d:Title></m:properties></content></entry>`)), /^Deep insert is not supported/);
-  rejects400(() => read(ProductSpecific, inline(`<entry><m:properties><d:Title>New</d:Title></m:properties></entry>`)), /^Deep insert is not supported/);
-  rejects400(() => read(ProductSpecific, inline(`<entry><id>Products(2L)</id><link rel="${RELATED}Catalogs" href="Catalogs(1L)"/></entry>`)), /^Deep insert is not supported/);
-  rejects400(() => read(ProductSpecific, inline(`<entry><title/></entry>`)), /^Deep insert is not supported/);
-  rejects400(() => read(ProductSpecific, inline(`<entry><id>  </id></entry>`)), /^Deep insert is not supported/);
-  rejects400(() => read(ProductVariation, entry('', `<link rel="${RELATED}ProductVariationSpecifics" href=""><m:inline><feed><entry><id>ProductVariationSpecifics(1L)</id></entry><entry><m:properties><d:Name>x</d:Name></m:properties></entry></feed></m:inline></link>`)), /^Deep insert is not supported/);
+  const titled = read(ProductSpecific, inline(`<entry><id>Products(2L)</id><content type="application/xml"><m:properties><d:Title>New</d:Title></m:properties></content></entry>`));
+  assert.equal(titled.inline!.get('Product')![0]!.values.get('Title'), 'New');
+  assert.equal(titled.bindings.size, 0);
+  assert.equal(read(ProductSpecific, inline(`<entry><m:properties><d:Title>New</d:Title></m:properties></entry>`)).inline!.get('Product')!.length, 1);
+  // Without an id and without content: a new entity with no values (the write then names what is missing).
+  assert.equal(read(ProductSpecific, inline(`<entry><title/></entry>`)).inline!.get('Product')!.length, 1);
+  // A nested feed: ids alone bind, entries with content are created; nested links go one level deeper.
+  const variation = read(
+    ProductVariation,
+    entry('', `<link rel="${RELATED}ProductVariationSpecifics" href=""><m:inline><feed><entry><id>ProductVariationSpecifics(1L)</id></entry><entry><m:properties><d:Name>x</d:Name></m:properties></entry></feed></m:inline></link>`),
+  );
+  assert.deepEqual(bindings(variation), { ProductVariationSpecifics: ['ProductVariationSpecifics(1L)'] });
+  assert.equal(variation.inline!.get('ProductVariationSpecifics')![0]!.values.get('Name'), 'x');
+  rejects400(() => read(ProductSpecific, inline(`<entry><m:properties><d:Sku>x</d:Sku></m:properties></entry>`)), /property 'Sku' does not exist on type 'CatalogueService\.Product'/);
   // id-only entries with category and an m:etag are still bindings
   const ok = read(ProductSpecific, inline(`<entry m:etag="W/&quot;1&quot;"><category term="CatalogueService.Product" scheme="${SCHEME}"/><id> Products(2L) </id><content type="application/xml"><m:properties/></content></entry>`));
   assert.deepEqual(bindings(ok), { Product: ['Products(2L)'] });

@@ -235,14 +235,26 @@ test('bindings: to-one object, to-many array, to-many {"results":[…]}, keyed b
   assert.equal(read(Variation, '{"Product":{"__deferred":{"uri":"x"}}}').bindings.size, 0);
 });
 
-test('deep insert and other navigation content are refused, naming the navigation', () => {
-  const deep = /^Deep insert is not supported: send the related entity to its own set/;
-  assert.match(rejects(() => read(Variation, '{"ProductVariationSpecifics":[{"Name":"Colour","Value":"Red"}]}'), deep), /'ProductVariationSpecifics'/);
-  assert.match(rejects(() => read(Variation, '{"ProductVariationPictures":{"results":[{"ImageUrl":"u"}]}}'), deep), /'ProductVariationPictures'/);
-  assert.match(rejects(() => read(Variation, '{"Product":{"Title":"New","Price":"1"}}'), deep), /'Product'/);
-  assert.match(rejects(() => read(Variation, '{"Product":{"__metadata":{"uri":"Products(1L)"},"Title":"x"}}'), deep), /'Product'/);
-  assert.match(rejects(() => read(Variation, '{"Product":{"__metadata":{"type":"CatalogueService.Product"}}}'), deep), /'Product'/);
-  assert.match(rejects(() => read(Variation, '{"Product":{}}'), deep), /'Product'/);
+test('entities sent inline are read against the navigation\'s type (deep insert); malformed navigation content is refused', () => {
+  const deep = read(Variation, '{"Sku":"A","ProductVariationSpecifics":[{"Name":"Colour","Value":"Red"}],"ProductVariationPictures":{"results":[{"ImageUrl":"u","__metadata":{"type":"CatalogueService.ProductVariationImage"}},{"__metadata":{"uri":"ProductVariationImages(4L)"}}]}}');
+  assert.deepEqual(
+    [...deep.inline!].map(([nav, entities]) => [nav, entities.map((e) => Object.fromEntries(e.values))]),
+    [
+      ['ProductVariationSpecifics', [{ Name: 'Colour', Value: 'Red' }]],
+      ['ProductVariationPictures', [{ ImageUrl: 'u' }]],
+    ],
+  );
+  // A binding and an inline entity under one navigation: each is kept as what it is.
+  assert.deepEqual([...deep.bindings], [['ProductVariationPictures', ['ProductVariationImages(4L)']]]);
+  // Nested inline content is read against each level's type; an unknown member there is named.
+  const product = model.typeByName.get('Product')!;
+  const nested = read(product, '{"ProductVariations":[{"Sku":"B","ProductVariationSpecifics":[{"Name":"Size","Value":"M"}]}]}');
+  assert.equal(nested.inline!.get('ProductVariations')![0]!.inline!.get('ProductVariationSpecifics')![0]!.values.get('Value'), 'M');
+  rejects(() => read(product, '{"ProductVariations":[{"Title":"x"}]}'), /'Title' does not exist on type 'CatalogueService.ProductVariation'/);
+  rejects(() => read(product, '{"ProductVariations":[{"__metadata":{"type":"CatalogueService.Product"},"Sku":"x"}]}'), /__metadata type 'CatalogueService.Product' does not match/);
+  // To-one inline content is read too; the write refuses it (only owned to-many navigations take inline entities).
+  assert.equal(read(Variation, '{"Product":{"Title":"New","Price":"1"}}').inline!.get('Product')!.length, 1);
+  assert.equal(read(Variation, '{"Product":{}}').inline!.get('Product')!.length, 1);
   rejects(() => read(Variation, '{"Product":{"__metadata":{"uri":5}}}'), /uri in the navigation property 'Product' .*non-empty string/);
   rejects(() => read(Variation, '{"Product":{"__metadata":{"uri":""}}}'), /non-empty string/);
   rejects(() => read(Variation, '{"Product":{"__metadata":{"uri":"Products(1L)","type":"CatalogueService.Catalog"}}}'), /must be 'CatalogueService.Product'/);
@@ -250,7 +262,7 @@ test('deep insert and other navigation content are refused, naming the navigatio
   rejects(() => read(Variation, '{"Product":{"results":[]}}'), /'Product' .*leads to one entity/);
   rejects(() => read(Variation, '{"Product":null}'), /navigation property 'Product' .*cannot be null.*foreign-key/);
   rejects(() => read(Variation, '{"Product":"Products(1L)"}'), /navigation property 'Product' .*must hold \{"__metadata":\{"uri":…\}\}/);
-  rejects(() => read(Variation, '{"DiscountOffers":[1]}'), /Every item of the navigation property 'DiscountOffers'/);
+  rejects(() => read(Variation, '{"DiscountOffers":[1]}'), /Every item of the navigation property 'DiscountOffers' .*must be an object/);
   rejects(() => read(Variation, '{"DiscountOffers":{"results":{}}}'), /'results' of the navigation property 'DiscountOffers' .*must be an array/);
   // An entity read with both twin navigations deferred, sent back as it was read, binds nothing.
   const echoed = read(Variation, '{"ProductVariationImages":{"__deferred":{"uri":"a"}},"ProductVariationPictures":{"__deferred":{"uri":"b"}}}');

@@ -67,18 +67,29 @@ test('the read options follow WCF: collections all, one entity four, $count and 
   assert.deepEqual(URI_KINDS.batch.options, []);
 });
 
-test('methods follow the set\'s access and the link table; a refusal is a 405 with Allow', () => {
+test('methods follow the set\'s access, the property\'s and the relation\'s; a refusal is a 405 with Allow', () => {
   const allow = (path: string, method: string) => refusal(path, method)?.headers.Allow;
   assert.equal(refusal('/Products', 'POST'), undefined);
   assert.equal(allow('/Products', 'PUT'), 'GET, HEAD, POST');
   assert.equal(allow('/Buyers', 'POST'), 'GET, HEAD');
   assert.equal(allow('/SalesOrders(1L)', 'DELETE'), 'GET, HEAD, PUT, MERGE, PATCH');
   assert.equal(refusal('/SalesOrders(1L)', 'MERGE'), undefined);
-  assert.equal(allow('/Products(1L)/Title', 'PUT'), 'GET, HEAD');
+  assert.equal(refusal('/Products(1L)/Title', 'PUT'), undefined);
+  assert.equal(allow('/Products(1L)/Title', 'DELETE'), 'GET, HEAD, PUT, MERGE, PATCH');
+  assert.equal(allow('/Products(1L)/Title/$value', 'MERGE'), 'GET, HEAD, PUT, DELETE');
+  assert.equal(allow('/Products(1L)/CreationDate', 'PUT'), 'GET, HEAD');
+  assert.equal(allow('/Products(1L)/Id/$value', 'PUT'), 'GET, HEAD');
+  assert.equal(allow('/Buyers(1L)/Email', 'PUT'), 'GET, HEAD');
+  assert.equal(refusal('/SalesOrders(1L)/ShippingStatus/$value', 'PUT'), undefined);
   assert.equal(allow('/Products/$count', 'POST'), 'GET, HEAD');
   assert.equal(refusal('/Products(1L)/$links/Catalogs', 'POST'), undefined);
   assert.equal(allow('/Products(1L)/$links/Catalogs/$count', 'POST'), 'GET, HEAD');
   assert.equal(refusal('/Products(1L)/$links/Catalogs(2L)', 'DELETE'), undefined);
+  assert.equal(allow('/ProductImages(1L)/$links/Product', 'POST'), 'GET, HEAD, PUT');
+  assert.equal(allow('/DiscountOffers(1L)/$links/ProductVariation', 'POST'), 'GET, HEAD, PUT, DELETE');
+  assert.equal(allow('/Products(1L)/$links/ChildProducts(2L)', 'PUT'), 'GET, HEAD, DELETE');
+  assert.equal(allow('/Products(1L)/$links/SalesOrderItems', 'POST'), 'GET, HEAD');
+  assert.equal(allow('/SalesOrderItems(1L)/$links/Product', 'PUT'), 'GET, HEAD');
   assert.equal(allow('/$batch', 'GET'), 'POST');
   assert.equal(allow('/$metadata', 'POST'), 'GET, HEAD');
   // A navigation's methods are those of the set it reaches.

@@ -101,36 +101,44 @@ function attr(tag: SaxesTagNS, uri: string, local: string): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // Entries
 
+/** An entry being read: the request's entry, or one inside an m:inline of it (deep insert). */
+interface EntryState {
+  readonly type: EntityTypeDef;
+  readonly values: Map<string, EdmValue>;
+  readonly bindings: Map<string, string[]>;
+  readonly inline: Map<string, EntityPayload[]>;
+  /** For an inline entry: the link it is inside and what decides whether it binds or inserts. */
+  readonly nested?: {
+    readonly link: LinkState;
+    readonly base: string | undefined;
+    id: string | undefined;
+    /** Properties or navigation links seen: the entry is a new entity, not a binding. */
+    hasData: boolean;
+  };
+}
+
 /** A `<link rel="…/related/Nav">` being read. */
 interface LinkState {
+  readonly owner: EntryState;
   readonly nav: NavigationDef;
   readonly href: string | undefined;
   readonly base: string | undefined;
   /** Ids of the inline entries that are bindings; undefined while no m:inline was seen. */
   inline: string[] | undefined;
-}
-
-/** An entry inside m:inline: a binding when it has an id and nothing else of substance. */
-interface InlineEntryState {
-  readonly link: LinkState;
-  readonly base: string | undefined;
-  id: string | undefined;
-  hasData: boolean;
+  /** Inline entries with content: entities to create with the owner. */
+  readonly entries: EntityPayload[];
 }
 
 type Frame =
   | { readonly k: 'skip' }
-  | { readonly k: 'entry' }
-  | { readonly k: 'content' }
-  | { readonly k: 'properties' }
-  | { readonly k: 'property'; readonly prop: PropertyDef; readonly isNull: boolean; text: string }
+  | { readonly k: 'entry'; readonly entry: EntryState }
+  | { readonly k: 'content'; readonly entry: EntryState }
+  | { readonly k: 'properties'; readonly entry: EntryState }
+  | { readonly k: 'property'; readonly entry: EntryState; readonly prop: PropertyDef; readonly isNull: boolean; text: string }
   | { readonly k: 'link'; readonly link: LinkState }
   | { readonly k: 'inline'; readonly link: LinkState }
   | { readonly k: 'inlineFeed'; readonly link: LinkState }
-  | { readonly k: 'inlineEntry'; readonly entry: InlineEntryState }
-  | { readonly k: 'inlineId'; readonly entry: InlineEntryState; text: string }
-  | { readonly k: 'inlineContent'; readonly entry: InlineEntryState }
-  | { readonly k: 'inlineProperties'; readonly entry: InlineEntryState };
+  | { readonly k: 'inlineId'; readonly entry: EntryState; text: string };
 
 const SKIP: Frame = { k: 'skip' };
 
@@ -144,12 +152,24 @@ function resolve(uri: string, base: string | undefined): string {
   }
 }
 
-const deepInsert = () => badRequest('Deep insert is not supported: link existing entities by their URI instead.');
+const newEntry = (type: EntityTypeDef, nested?: EntryState['nested']): EntryState => ({
+  type,
+  values: new Map(),
+  bindings: new Map(),
+  inline: new Map(),
+  ...(nested ? { nested } : {}),
+});
+
+const payloadOf = (entry: EntryState): EntityPayload =>
+  entry.inline.size > 0 ? { values: entry.values, bindings: entry.bindings, inline: entry.inline } : { values: entry.values, bindings: entry.bindings };
 
 /**
  * Reads an Atom entry sent to create or update an entity of `type`: its properties (typed from
- * the model) and its navigation bindings. `charset` is the Content-Type's charset parameter.
- * Throws ODataError 400 for anything malformed (415 for an encoding the service does not know).
+ * the model), its navigation bindings, and the entries sent inline under its navigations (deep
+ * insert: an `m:inline` entry or feed whose entries have content), each read against the
+ * navigation's target type. An inline entry with nothing but an id binds the entity it names.
+ * `charset` is the Content-Type's charset parameter. Throws ODataError 400 for anything malformed
+ * (415 for an encoding the service does not know).
  */
 export function readAtomEntry(type: EntityTypeDef, body: Buffer, charset?: string): EntityPayload {
   try {
@@ -161,17 +181,21 @@ export function readAtomEntry(type: EntityTypeDef, body: Buffer, charset?: strin
 }
 
 function readEntry(type: EntityTypeDef, text: string): EntityPayload {
-  const values = new Map<string, EdmValue>();
-  const bindings = new Map<string, string[]>();
+  const root = newEntry(type);
   const frames: Frame[] = [];
   const bases: (string | undefined)[] = [];
   let top: Frame = SKIP;
 
-  const addBinding = (nav: NavigationDef, uri: string) => {
-    const list = bindings.get(nav.name);
+  const addBinding = (entry: EntryState, nav: NavigationDef, uri: string) => {
+    const list = entry.bindings.get(nav.name);
     if (list) list.push(uri);
-    else bindings.set(nav.name, [uri]);
+    else entry.bindings.set(nav.name, [uri]);
   };
+
+  const inlineEntry = (link: LinkState, base: string | undefined): Frame => ({
+    k: 'entry',
+    entry: newEntry(model.typeByName.get(link.nav.target)!, { link, base, id: undefined, hasData: false }),
+  });
 
   const childFrame = (parent: Frame | undefined, tag: SaxesTagNS, base: string | undefined): Frame => {
     const uri = tag.uri;
@@ -180,26 +204,29 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
       if (uri !== ATOM_NS || local !== 'entry') {
         throw badRequest(`The request body must be an Atom entry, not '${clip(tag.name)}'.`);
       }
-      return { k: 'entry' };
+      return { k: 'entry', entry: root };
     }
     switch (parent.k) {
       case 'skip':
         return SKIP;
       case 'entry':
-        if (uri === ATOM_NS && local === 'content') return { k: 'content' };
-        if (uri === M_NS && local === 'properties') return { k: 'properties' };
-        if (uri === ATOM_NS && local === 'link') return linkFrame(tag, base);
+        if (uri === ATOM_NS && local === 'content') return { k: 'content', entry: parent.entry };
+        if (uri === M_NS && local === 'properties') return { k: 'properties', entry: parent.entry };
+        if (uri === ATOM_NS && local === 'link') return linkFrame(parent.entry, tag, base);
+        if (uri === ATOM_NS && local === 'id' && parent.entry.nested) return { k: 'inlineId', entry: parent.entry, text: '' };
         return SKIP; // id, title, updated, author, category, anything foreign
       case 'content':
-        return uri === M_NS && local === 'properties' ? { k: 'properties' } : SKIP;
+        return uri === M_NS && local === 'properties' ? { k: 'properties', entry: parent.entry } : SKIP;
       case 'properties': {
         if (uri !== D_NS) return SKIP;
-        const prop = type.properties.find((p) => p.name === local);
-        if (!prop) throw badRequest(`The property '${clip(local)}' does not exist on type '${qualifiedName(model, type)}'.`);
+        const entry = parent.entry;
+        if (entry.nested) entry.nested.hasData = true;
+        const prop = entry.type.properties.find((p) => p.name === local);
+        if (!prop) throw badRequest(`The property '${clip(local)}' does not exist on type '${qualifiedName(model, entry.type)}'.`);
         // The key and read-only properties are ignored unread: their values never fail a write.
         if (!clientSets(prop)) return SKIP;
-        if (values.has(prop.name)) throw badRequest(`The property '${prop.name}' appears more than once.`);
-        return { k: 'property', prop, isNull: attr(tag, M_NS, 'null') === 'true', text: '' };
+        if (entry.values.has(prop.name)) throw badRequest(`The property '${prop.name}' appears more than once.`);
+        return { k: 'property', entry, prop, isNull: attr(tag, M_NS, 'null') === 'true', text: '' };
       }
       case 'property':
         throw badRequest(`The property '${parent.prop.name}' must hold a ${parent.prop.type} value, not XML elements.`);
@@ -208,39 +235,26 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
         parent.link.inline ??= []; // an empty m:inline (a null entry) binds nothing, whatever href says
         return { k: 'inline', link: parent.link };
       case 'inline':
-        if (uri === ATOM_NS && local === 'entry') return { k: 'inlineEntry', entry: { link: parent.link, base, id: undefined, hasData: false } };
+        if (uri === ATOM_NS && local === 'entry') return inlineEntry(parent.link, base);
         if (uri === ATOM_NS && local === 'feed') return { k: 'inlineFeed', link: parent.link };
         return SKIP;
       case 'inlineFeed':
-        if (uri === ATOM_NS && local === 'entry') return { k: 'inlineEntry', entry: { link: parent.link, base, id: undefined, hasData: false } };
-        return SKIP;
-      case 'inlineEntry':
-        if (uri === ATOM_NS && local === 'id') return { k: 'inlineId', entry: parent.entry, text: '' };
-        if (uri === ATOM_NS && local === 'content') return { k: 'inlineContent', entry: parent.entry };
-        if (uri === M_NS && local === 'properties') return { k: 'inlineProperties', entry: parent.entry };
-        if (uri === ATOM_NS && local === 'link') {
-          // A navigation link inside the inline entry is a nested insert or binding: deep insert.
-          if ((attr(tag, '', 'rel') ?? '').startsWith(RELATED_PREFIX)) parent.entry.hasData = true;
-          return SKIP;
-        }
-        return SKIP;
-      case 'inlineContent':
-        return uri === M_NS && local === 'properties' ? { k: 'inlineProperties', entry: parent.entry } : SKIP;
-      case 'inlineProperties':
-        parent.entry.hasData = true;
+        if (uri === ATOM_NS && local === 'entry') return inlineEntry(parent.link, base);
         return SKIP;
       case 'inlineId':
         throw badRequest('The id of an inline entry must be text.');
     }
   };
 
-  const linkFrame = (tag: SaxesTagNS, base: string | undefined): Frame => {
+  const linkFrame = (owner: EntryState, tag: SaxesTagNS, base: string | undefined): Frame => {
     const rel = attr(tag, '', 'rel');
     if (rel === undefined || !rel.startsWith(RELATED_PREFIX)) return SKIP; // edit, self, …
     const name = rel.slice(RELATED_PREFIX.length);
-    const nav = findNavigation(type, name);
-    if (!nav) throw badRequest(`The navigation property '${clip(name)}' does not exist on type '${qualifiedName(model, type)}'.`);
-    return { k: 'link', link: { nav, href: attr(tag, '', 'href'), base, inline: undefined } };
+    const nav = findNavigation(owner.type, name);
+    if (!nav) throw badRequest(`The navigation property '${clip(name)}' does not exist on type '${qualifiedName(model, owner.type)}'.`);
+    // A navigation link inside an inline entry makes it a new entity (a nested insert or binding).
+    if (owner.nested) owner.nested.hasData = true;
+    return { k: 'link', link: { owner, nav, href: attr(tag, '', 'href'), base, inline: undefined, entries: [] } };
   };
 
   parse(text, {
@@ -261,33 +275,40 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
         case 'property': {
           const prop = frame.prop;
           if (frame.isNull) {
-            values.set(prop.name, null);
+            frame.entry.values.set(prop.name, null);
             break;
           }
           try {
-            values.set(prop.name, fromXmlText(prop.type, frame.text));
+            frame.entry.values.set(prop.name, fromXmlText(prop.type, frame.text));
           } catch (e) {
             if (e instanceof ValueError) throw badRequest(`Invalid value for property '${prop.name}' (${prop.type}): ${e.message}.`);
             throw e;
           }
           break;
         }
-        case 'inlineEntry': {
-          const entry = frame.entry;
-          if (entry.hasData || entry.id === undefined || entry.id === '') throw deepInsert();
-          (entry.link.inline ??= []).push(resolve(entry.id, entry.base));
+        case 'entry': {
+          const nested = frame.entry.nested;
+          if (!nested) break;
+          // An entry with nothing but its id names an existing entity; any other is a new one.
+          if (!nested.hasData && nested.id !== undefined && nested.id !== '') (nested.link.inline ??= []).push(resolve(nested.id, nested.base));
+          else nested.link.entries.push(payloadOf(frame.entry));
           break;
         }
         case 'inlineId':
-          frame.entry.id = frame.text.trim();
+          frame.entry.nested!.id = frame.text.trim();
           break;
         case 'link': {
           const link = frame.link;
           if (link.inline !== undefined) {
             // m:inline is authoritative: its entries are the bindings (none for a null entry).
-            for (const uri of link.inline) addBinding(link.nav, uri);
+            for (const uri of link.inline) addBinding(link.owner, link.nav, uri);
           } else if (link.href !== undefined && link.href.trim() !== '') {
-            addBinding(link.nav, resolve(link.href.trim(), link.base));
+            addBinding(link.owner, link.nav, resolve(link.href.trim(), link.base));
+          }
+          if (link.entries.length > 0) {
+            const list = link.owner.inline.get(link.nav.name);
+            if (list) list.push(...link.entries);
+            else link.owner.inline.set(link.nav.name, [...link.entries]);
           }
           break;
         }
@@ -300,7 +321,45 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
     },
   });
 
-  return { values, bindings };
+  return payloadOf(root);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+/**
+ * The body of `PUT Set(key)/Property` in XML: the element a GET of the property answers,
+ * `<d:Title xmlns:d="…/dataservices">x</d:Title>` (`m:null="true"` for null; an m:type is
+ * ignored, the model types the value). Throws ODataError 400 for anything else.
+ */
+export function readXmlProperty(property: PropertyDef, body: Buffer, charset?: string): EdmValue {
+  try {
+    let isNull = false;
+    let text = '';
+    parse(decode(body, charset), {
+      open(tag, depth) {
+        if (depth > 1) throw badRequest(`The property '${property.name}' must hold a ${property.type} value, not XML elements.`);
+        if (tag.uri !== D_NS || tag.local !== property.name) {
+          throw badRequest(`The request body must be the element '${property.name}' in the namespace ${D_NS}, not '${clip(tag.name)}'.`);
+        }
+        isNull = attr(tag, M_NS, 'null') === 'true';
+      },
+      close() {},
+      text(t) {
+        text += t;
+      },
+    });
+    if (isNull) return null;
+    try {
+      return fromXmlText(property.type, text);
+    } catch (e) {
+      if (e instanceof ValueError) throw badRequest(`Invalid value for property '${property.name}' (${property.type}): ${e.message}.`);
+      throw e;
+    }
+  } catch (e) {
+    if (e instanceof ODataError) throw e;
+    throw badRequest(`The request body is not a valid '${property.name}' element.`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

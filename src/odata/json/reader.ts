@@ -163,15 +163,23 @@ function parseObject(body: Buffer, what: string): JsonObject {
 /**
  * A JSON entity body read against `type`: properties coerced to their model types, navigation
  * bindings (`{"__metadata":{"uri":…}}`, an array of such, or `{"results":[…]}` of such) keyed by
- * the canonical navigation name. The key and read-only properties, `{"__deferred":…}` navigations
- * and __metadata (when its type matches) are ignored; inline entity content (deep insert), unknown members and values that are
- * not of their property's type are a 400 that names the member.
+ * the canonical navigation name, and entities sent inline under a navigation (deep insert: an
+ * object with properties, alone, in an array or in `{"results":[…]}`), each read against the
+ * navigation's target type. The key and read-only properties, `{"__deferred":…}` navigations and
+ * __metadata (when its type matches) are ignored; unknown members and values that are not of
+ * their property's type are a 400 that names the member. Whether a navigation takes inline
+ * entities is the write's decision, not the reader's.
  */
 export function readJsonEntity(type: EntityTypeDef, body: Buffer): EntityPayload {
   const info = readerInfo(type);
-  const root = parseObject(body, `an entity of type '${info.qualifiedName}'`);
+  return readEntityObject(type, parseObject(body, `an entity of type '${info.qualifiedName}'`));
+}
+
+function readEntityObject(type: EntityTypeDef, root: JsonObject): EntityPayload {
+  const info = readerInfo(type);
   const values = new Map<string, EdmValue>();
   const bindings = new Map<string, readonly string[]>();
+  const inline = new Map<string, readonly EntityPayload[]>();
   for (const key of Object.keys(root)) {
     const value = root[key];
     if (key === '__metadata') {
@@ -185,11 +193,12 @@ export function readJsonEntity(type: EntityTypeDef, body: Buffer): EntityPayload
       if (clientSets(member.property)) values.set(key, readValue(member.property, value));
       continue;
     }
-    const uris = readNavigation(key, member, value, info.qualifiedName);
-    if (uris === undefined) continue;
-    bindings.set(member.navigation.name, uris);
+    const content = readNavigation(key, member, value, info.qualifiedName);
+    if (content === undefined) continue;
+    if (content.uris.length > 0 || content.entities.length === 0) bindings.set(member.navigation.name, content.uris);
+    if (content.entities.length > 0) inline.set(member.navigation.name, content.entities);
   }
-  return { values, bindings };
+  return inline.size > 0 ? { values, bindings, inline } : { values, bindings };
 }
 
 function checkMetadata(value: unknown, qualifiedName: string): void {
@@ -213,13 +222,19 @@ function readValue(property: PropertyDef, value: unknown): EdmValue {
   }
 }
 
-/** The URIs a navigation member binds to, or undefined when it binds nothing (__deferred). */
+/** What a navigation member holds: entity URIs it binds to, and entities sent inline. */
+interface NavigationContent {
+  readonly uris: string[];
+  readonly entities: EntityPayload[];
+}
+
+/** The content of a navigation member, or undefined when it holds nothing (__deferred). */
 function readNavigation(
   key: string,
   member: Extract<Member, { kind: 'navigation' }>,
   value: unknown,
   qualifiedName: string,
-): readonly string[] | undefined {
+): NavigationContent | undefined {
   const nav = member.navigation;
   const where = `navigation property '${key}' of type '${qualifiedName}'`;
   if (isObject(value)) {
@@ -228,12 +243,13 @@ function readNavigation(
     if (keys.length === 1 && keys[0] === 'results') {
       const results = value['results'];
       if (!Array.isArray(results)) throw badRequest(`The member 'results' of the ${where} must be an array.`);
-      return readBindingList(results, member, where);
+      return readItems(results, member, where);
     }
-    const uri = readBinding(value, member, where);
-    return [uri];
+    const content: NavigationContent = { uris: [], entities: [] };
+    readItem(value, member, where, content);
+    return content;
   }
-  if (Array.isArray(value)) return readBindingList(value, member, where);
+  if (Array.isArray(value)) return readItems(value, member, where);
   if (value === null) {
     throw badRequest(
       `The ${where} cannot be null: bind an entity with {"__metadata":{"uri":…}}` +
@@ -243,34 +259,52 @@ function readNavigation(
   throw badRequest(`The ${where} must hold {"__metadata":{"uri":…}}${nav.many ? ' or an array of such' : ''}.`);
 }
 
-function readBindingList(items: readonly unknown[], member: Extract<Member, { kind: 'navigation' }>, where: string): readonly string[] {
+function readItems(items: readonly unknown[], member: Extract<Member, { kind: 'navigation' }>, where: string): NavigationContent {
   if (!member.navigation.many) {
     throw badRequest(`The ${where} leads to one entity: bind it with one {"__metadata":{"uri":…}}, not an array.`);
   }
-  const uris: string[] = [];
+  const content: NavigationContent = { uris: [], entities: [] };
   for (const item of items) {
-    if (!isObject(item)) throw badRequest(`Every item of the ${where} must be {"__metadata":{"uri":…}}.`);
-    uris.push(readBinding(item, member, where));
+    if (!isObject(item)) throw badRequest(`Every item of the ${where} must be an object: {"__metadata":{"uri":…}} or an entity.`);
+    readItem(item, member, where, content);
   }
-  return uris;
+  return content;
 }
 
-/** `{"__metadata":{"uri":"…"}}` (optionally with the target's type) -> the uri. */
-function readBinding(value: JsonObject, member: Extract<Member, { kind: 'navigation' }>, where: string): string {
+/**
+ * One object under a navigation: `{"__metadata":{"uri":"…"}}` (optionally with the target's
+ * type) binds an existing entity; any other object is an entity of the target type sent inline.
+ */
+function readItem(value: JsonObject, member: Extract<Member, { kind: 'navigation' }>, where: string, into: NavigationContent): void {
   const keys = Object.keys(value);
   const metadata = value['__metadata'];
   const uri = isObject(metadata) ? metadata['uri'] : undefined;
   if (keys.length !== 1 || keys[0] !== '__metadata' || uri === undefined) {
-    throw badRequest(
-      `Deep insert is not supported: send the related entity to its own set, then bind it with {"__metadata":{"uri":…}} (${where}).`,
-    );
+    into.entities.push(readEntityObject(model.typeByName.get(member.navigation.target)!, value));
+    return;
   }
   if (typeof uri !== 'string' || uri === '') throw badRequest(`The __metadata uri in the ${where} must be a non-empty string.`);
   const type = (metadata as JsonObject)['type'];
   if (type !== undefined && type !== member.targetType) {
     throw badRequest(`The __metadata type in the ${where} must be '${member.targetType}'.`);
   }
-  return uri;
+  into.uris.push(uri);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+/**
+ * The body of `PUT Set(key)/Property`: `{"Property":value}`, also inside a `{"d":…}` wrapper (the
+ * shape a GET of the property answers), with the value read as the property's type.
+ */
+export function readJsonProperty(property: PropertyDef, body: Buffer): EdmValue {
+  const root = parseObject(body, `{"${property.name}":…}`);
+  const keys = Object.keys(root);
+  if (keys.length !== 1 || keys[0] !== property.name) {
+    throw badRequest(`The body of a write of the property '${property.name}' must be {"${property.name}":<value>}, with no other member.`);
+  }
+  return readValue(property, root[property.name]);
 }
 
 // ---------------------------------------------------------------------------------------------

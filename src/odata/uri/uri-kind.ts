@@ -7,9 +7,11 @@
  * The options follow WCF Data Services: $format everywhere a body in a chosen format comes back;
  * the read options where a collection is read; $count and raw $value take no $format (their
  * answer is text/plain). Which methods a collection or entity takes follows its set's access in
- * the model; $links of a link table between catalogue sets may be added (POST) and removed
- * (DELETE), every other link only read.
+ * the model; a property takes writes when the seller writes it; which links may be written
+ * follows the relation (model/link-access.ts): POST adds to a to-many link collection, PUT sets a
+ * to-one link, DELETE removes a link where the relation allows it.
  */
+import { linkAccess, type LinkAccess } from '../../model/link-access';
 import type { EntityTypeDef, Model } from '../../model/types';
 import { badRequest, methodNotAllowed } from '../errors';
 import type { QueryOptions, SystemQueryOption } from './query-options';
@@ -86,17 +88,30 @@ export const URI_KINDS: Readonly<Record<UriKind, KindRule>> = {
     },
   },
   count: { description: '$count', options: ['$filter', '$orderby', '$top', '$skip'], methods: READ },
-  property: { description: 'a property', options: ['$format'], methods: READ },
-  propertyValue: { description: 'a raw $value', options: [], methods: READ },
+  property: {
+    description: 'a property',
+    options: ['$format'],
+    methods: (path, model) => (writableProperty(path, model) ? ['GET', 'HEAD', 'PUT', 'MERGE', 'PATCH'] : READ),
+  },
+  propertyValue: {
+    description: 'a raw $value',
+    options: [],
+    // DELETE writes null: a property that cannot be null answers 400 then, as any write of null.
+    methods: (path, model) => (writableProperty(path, model) ? ['GET', 'HEAD', 'PUT', 'DELETE'] : READ),
+  },
   links: {
     description: '$links',
     options: ['$format', '$filter', '$orderby', '$top', '$skip', '$skiptoken', '$inlinecount'],
-    methods: (path, model) => (managedLinks(path, model) ? ['GET', 'HEAD', 'POST'] : READ),
+    methods: (path, model) => (linkWrites(path, model).add ? ['GET', 'HEAD', 'POST'] : READ),
   },
   link: {
     description: 'a single $link',
     options: ['$format'],
-    methods: (path, model) => (managedLinks(path, model) && path.kind === 'resource' && path.target.kind === 'links' && path.target.key !== undefined ? ['GET', 'HEAD', 'DELETE'] : READ),
+    methods: (path, model) => {
+      const access = linkWrites(path, model);
+      const toOne = path.kind === 'resource' && path.target.kind === 'links' && !path.target.navigation.many;
+      return [...READ, ...(toOne && access.add ? ['PUT'] : []), ...(access.remove ? ['DELETE'] : [])];
+    },
   },
   linksCount: { description: '$count of $links', options: ['$filter', '$orderby', '$top', '$skip'], methods: READ },
 };
@@ -108,10 +123,21 @@ export function addressedType(path: ResourcePath, model: Model): EntityTypeDef |
   return last === undefined ? path.set : model.typeByName.get(last.navigation.target);
 }
 
-/** Links kept in a link table between catalogue sets: the client adds and removes them. */
-function managedLinks(path: ResourcePath, model: Model): boolean {
-  if (path.kind !== 'resource' || path.target.kind !== 'links') return false;
-  return path.target.navigation.relation.kind === 'linkTable' && addressedType(path, model)?.access === 'catalogue';
+/**
+ * A property the seller writes, of an entity the seller may update: only those take PUT (and
+ * MERGE, PATCH) on the property and PUT and DELETE on its $value. The key, server-managed dates,
+ * what operations and the platform set are read-only: 405, with GET and HEAD in Allow.
+ */
+function writableProperty(path: ResourcePath, model: Model): boolean {
+  if (path.kind !== 'resource' || path.target.kind !== 'property') return false;
+  const access = addressedType(path, model)?.access;
+  return (access === 'catalogue' || access === 'updatable') && path.target.property.access === 'writable';
+}
+
+/** What the seller may write through the path's $links (nothing when it is no $links path). */
+function linkWrites(path: ResourcePath, model: Model): LinkAccess {
+  if (path.kind !== 'resource' || path.target.kind !== 'links') return { add: false, remove: false };
+  return linkAccess(model, path.target.navigation);
 }
 
 /** The methods a path takes (for Allow). */

@@ -142,7 +142,7 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
   // The framing refuses a GET in a changeset; a HEAD is as much a read.
   if (request.method === 'HEAD') throw badRequest('A HEAD request may not be inside a changeset; send it as a part of its own.');
   const plan = path.kind === 'resource' ? planWrite(request, path, body) : undefined;
-  const entityType = plan?.kind === 'create' || plan?.kind === 'update' || plan?.kind === 'delete' ? plan.type : undefined;
+  const entityType = plan?.kind === 'create' || plan?.kind === 'update' || plan?.kind === 'delete' || plan?.kind === 'setProperty' ? plan.type : undefined;
   return { inner, contentId, request, responder, body, target, plan, entityType };
 }
 
