@@ -11,7 +11,7 @@ import type { EdmValue } from '../odata/edm';
 import type { EntityPayload, EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
-import { applyFollowUps, catalogCycle, checkRules } from './rules';
+import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, hasDeleteFollowUps } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
@@ -113,7 +113,7 @@ export class CatalogueWrites {
     const stored = await this.entities.find(tx, accountId, type, id);
     if (!stored) throw new EntityMissing(type, id);
     const row = applyPayload(type, values, mode, stored, this.clock.now());
-    const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
+    const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored, sent: new Set(values.keys()) };
     await checkRules(ctx);
     await this.entities.update(tx, accountId, type, id, row);
     await applyFollowUps(ctx);
@@ -122,7 +122,11 @@ export class CatalogueWrites {
   }
 
   async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
+    const stored = hasDeleteFollowUps(type) ? await this.entities.find(tx, accountId, type, id) : undefined;
     if (!(await this.entities.delete(tx, accountId, type, id))) throw new EntityMissing(type, id);
+    if (stored) {
+      await applyDeleteFollowUps({ tx, accountId, entities: this.entities, model: this.model, type, row: stored.values, stored }, this.clock.now());
+    }
   }
 
   /** Adds a many-to-many link, refusing catalog cycles; adding an existing link changes nothing. */
