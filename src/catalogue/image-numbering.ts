@@ -93,10 +93,8 @@ export async function placeImage(w: ImageWrite): Promise<void> {
   const place = (row.Type as number) - FIRST_FURTHER_TYPE;
   if (place > others.length) {
     const next = FIRST_FURTHER_TYPE + others.length;
-    throw invalid(
-      `Further images are numbered consecutively beginning with 3: product ${String(productId)} has ${others.length === 0 ? 'none' : `Types 3 to ${next - 1}`}, ` +
-        `so a further image takes a Type from 3 to ${next}; Type ${String(row.Type)} would leave a gap.`,
-    );
+    const has = others.length === 0 ? 'no further image, so a further image takes Type 3' : `Types 3 to ${next - 1}, so a further image takes a Type from 3 to ${next}`;
+    throw invalid(`Further images are numbered consecutively beginning with 3: product ${String(productId)} has ${has}; Type ${String(row.Type)} would leave a gap.`);
   }
   await renumber(w, others, place);
 }
