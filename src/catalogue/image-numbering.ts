@@ -59,7 +59,7 @@ async function setType(w: ImageWrite, image: EntityRecord, type: number): Promis
   await w.entities.update(w.tx, w.accountId, imageType(w.model), entityId(image.values), { Type: type, ModificationDate: w.at });
 }
 
-/** Gives the listed images Types 3, 4, …; `from` says which place is left free for the image being written. */
+/** Gives the listed images Types 3, 4, …, leaving the place `freePlace` (0-based) free for the image being written. */
 async function renumber(w: ImageWrite, images: readonly EntityRecord[], freePlace?: number): Promise<void> {
   const target = (index: number) => FIRST_FURTHER_TYPE + (freePlace !== undefined && index >= freePlace ? index + 1 : index);
   // Moving down, lower places first; moving up, higher places first: a target is always free.
