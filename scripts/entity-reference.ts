@@ -35,7 +35,11 @@ const RULES_IN_WORDS: Readonly<Record<string, readonly string[]>> = {
   ProductSpecific: [
     `\`Value\` holds at most ${LIMITS.specificValues} values separated by \`|\`, each of 1 to ${LIMITS.specificValueLength} characters and not blank: \`a||b\` and \`a| |b\` are refused, not shortened (400).`,
   ],
-  ProductImage: [URL_RULE, '`Type` is a slot: 1 list image, 2 offer image, 3 to 12 further images; each slot of a product holds one image.'],
+  ProductImage: [
+    URL_RULE,
+    '`Type` 1 (list image) and 2 (offer image) are slots of one image each per product: a second one answers 409.',
+    '`Type` 3 to 12 are the further images, numbered consecutively beginning with 3: one ordered run without gaps, at most 10 per product. A write that places an image at a further `Type` inserts it there (the images from that place on move up by one); a `Type` past the end of the run would leave a gap and answers 400 naming the next free `Type`, as does an 11th further image. An image that leaves the run (deleted, moved to another product, given `Type` 1 or 2) closes its gap: the images after it move down by one and keep their order. Renumbered images get a new `ModificationDate` and ETag.',
+  ],
   ProductVariation: [
     `A product has at most ${LIMITS.variationsPerProduct} variations (400).`,
     'A variation moved to another product takes its characteristics (and its variation-level discount offers) along; the characteristic limits of `ProductVariationSpecifics` hold for them in the new product.',

@@ -7,13 +7,14 @@
  * generically, each with the message and status the model gives it.
  */
 import type { EntityTypeDef, Model } from '../model/types';
-import { uniqueKeyMessage } from '../model/define';
+import { clientSets, uniqueKeyMessage } from '../model/define';
 import { conflict, invalid, UniqueKeyViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import { CatalogueQueries, type Characteristic } from '../store/catalogue-queries';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor } from '../store/store';
+import { closeImageGap, placeImage } from './image-numbering';
 import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
 import { quote } from '../odata/quote';
 import { comparisonKey, isBlank } from '../model/text';
@@ -37,6 +38,8 @@ export interface RuleContext {
   readonly row: Readonly<Record<string, EdmValue>>;
   /** The row before the write (updates only). */
   readonly stored?: EntityRecord;
+  /** The properties the request body sent (updates only): what a PUT leaves out, it resets. */
+  readonly sent?: ReadonlySet<string>;
 }
 
 /** Whether the write sets `name` to something other than what is stored (always on create). */
@@ -235,6 +238,18 @@ const rules: Readonly<Record<string, Rule>> = {
   },
 };
 
+/**
+ * The stored row changed only by what the body sent: the row a MERGE of the same body would
+ * store. For a MERGE it is the row itself; for a PUT, the properties it resets by leaving them
+ * out keep their stored values here.
+ */
+function asSent(ctx: RuleContext): Readonly<Record<string, EdmValue>> {
+  if (!ctx.stored || !ctx.sent) return ctx.row;
+  const row: Record<string, EdmValue> = { ...ctx.row };
+  for (const p of ctx.type.properties) if (clientSets(p) && !ctx.sent.has(p.name)) row[p.name] = ctx.stored.values[p.name] ?? null;
+  return row;
+}
+
 /** Updates that keep related rows consistent with a write, in the same transaction. */
 const followUps: Readonly<Record<string, Rule>> = {
   async ProductVariation(ctx) {
@@ -244,14 +259,15 @@ const followUps: Readonly<Record<string, Rule>> = {
     await queriesOf(ctx.model).moveOffersWithVariation(ctx.tx, ctx.accountId, id(ctx), ctx.row.ProductId as bigint);
   },
 
-  // Order history, flags and the order's dates, at the write's
-  // own time: the ModificationDate that applyPayload stamped on the row.
+  // Order history, flags and the order's dates, at the write's own time: the ModificationDate
+  // that applyPayload stamped on the row. Only what the body sent is a seller's action: the
+  // properties a PUT resets because the body leaves them out change this row and nothing else.
   async SalesOrder(ctx) {
-    if (ctx.stored) await recordSellerOrderUpdate(ctx, ctx.stored.values, ctx.row, ctx.row.ModificationDate as number);
+    if (ctx.stored) await recordSellerOrderUpdate(ctx, ctx.stored.values, asSent(ctx), ctx.row.ModificationDate as number);
   },
 
   async SalesOrderItem(ctx) {
-    if (ctx.stored) await recordSellerItemUpdate(ctx, ctx.stored.values, ctx.row, ctx.row.ModificationDate as number);
+    if (ctx.stored) await recordSellerItemUpdate(ctx, ctx.stored.values, asSent(ctx), ctx.row.ModificationDate as number);
   },
 };
 
@@ -267,10 +283,32 @@ export async function applyFollowUps(ctx: RuleContext): Promise<void> {
   await followUps[ctx.type.name]?.(ctx);
 }
 
+/**
+ * Writes to other rows that must come before the row is stored: they make the place the row
+ * takes, so its unique keys are checked against the places as they will be.
+ */
+const placements: Readonly<Record<string, Rule>> = {
+  // Further images form one run from Type 3 (./image-numbering.ts).
+  ProductImage: (ctx) => placeImage({ ...ctx, at: ctx.row.ModificationDate as number }),
+};
+
+/** What a delete changes in other rows, by set: only these sets need the row before it goes. */
+const deleteFollowUps: Readonly<Record<string, (ctx: RuleContext, at: number) => Promise<void>>> = {
+  ProductImage: (ctx, at) => closeImageGap({ ...ctx, at }),
+};
+
+export const hasDeleteFollowUps = (type: EntityTypeDef): boolean => deleteFollowUps[type.name] !== undefined;
+
+/** After `ctx.stored` was deleted, at the write's time `at`. */
+export async function applyDeleteFollowUps(ctx: RuleContext, at: number): Promise<void> {
+  await deleteFollowUps[ctx.type.name]?.(ctx, at);
+}
+
 /** Every rule of the row's set, after the references are checked, and then its unique keys. */
 export async function checkRules(ctx: RuleContext): Promise<void> {
   await checkReferences(ctx);
   await rules[ctx.type.name]?.(ctx);
+  await placements[ctx.type.name]?.(ctx);
   await checkUniqueKeys(ctx);
 }
 

@@ -13,7 +13,7 @@ import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { findNavigation } from '../model/define';
 import { takesInlineEntities } from './deep-insert';
-import { applyFollowUps, catalogCycle, checkRules, followUpsRewrite } from './rules';
+import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
@@ -139,7 +139,7 @@ export class CatalogueWrites {
     const stored = read?.type === type && read.values.Id === id ? read : await this.entities.find(tx, accountId, type, id);
     if (!stored) throw new EntityMissing(type, id);
     const row = applyPayload(type, values, mode, stored, this.clock.now());
-    const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored };
+    const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored, sent: new Set(values.keys()) };
     await checkRules(ctx);
     const version = await this.entities.update(tx, accountId, type, id, row);
     await applyFollowUps(ctx);
@@ -149,7 +149,11 @@ export class CatalogueWrites {
   }
 
   async delete(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<void> {
+    const stored = hasDeleteFollowUps(type) ? await this.entities.find(tx, accountId, type, id) : undefined;
     if (!(await this.entities.delete(tx, accountId, type, id))) throw new EntityMissing(type, id);
+    if (stored) {
+      await applyDeleteFollowUps({ tx, accountId, entities: this.entities, model: this.model, type, row: stored.values, stored }, this.clock.now());
+    }
   }
 
   /** Adds a many-to-many link, refusing catalog cycles; adding an existing link changes nothing. */

@@ -711,15 +711,24 @@ describe('limits hold under concurrent requests', () => {
 
   test('10 parallel POSTs into one image slot: exactly one is created', async () => {
     const p = await newProduct();
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post('ProductImages', { ProductId: p, ImageUrl: `https://a.example/${i}.jpg`, Type: 4 })));
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post('ProductImages', { ProductId: p, ImageUrl: `https://a.example/${i}.jpg`, Type: 1 })));
     assert.deepEqual(answers.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
-    for (const r of answers.filter((x) => x.status === 409)) assert.match(errorMessage(r), /already has an image of Type 4/);
+    for (const r of answers.filter((x) => x.status === 409)) assert.match(errorMessage(r), /already has an image of Type 1/);
     assert.equal(await count(`${productPath(p)}/ProductImages`), 1);
     const winner = entityOf(answers.find((r) => r.status === 201)!);
     const stored = JSON.parse((await send('GET', `${productPath(p)}/ProductImages`)).body) as { d: Json[] | { results: Json[] } };
     const rows = Array.isArray(stored.d) ? stored.d : stored.d.results;
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.ImageUrl, winner.ImageUrl);
+  });
+
+  test('10 parallel POSTs of further images at Type 3: all are created, numbered 3 to 12 without a gap', async () => {
+    const p = await newProduct();
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post('ProductImages', { ProductId: p, ImageUrl: `https://a.example/${i}.jpg`, Type: 3 })));
+    assert.deepEqual(answers.map((r) => r.status), Array(10).fill(201));
+    const stored = JSON.parse((await send('GET', `${productPath(p)}/ProductImages`)).body) as { d: Json[] | { results: Json[] } };
+    const rows = Array.isArray(stored.d) ? stored.d : stored.d.results;
+    assert.deepEqual(rows.map((r) => Number(r.Type)).sort((a, b) => a - b), [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
   test('10 parallel POSTs of one specific Name (JSON and Atom): exactly one is created', async () => {

@@ -331,7 +331,8 @@ const CATALOGUE: readonly CatalogueCase[] = [
     create: (p) => ({ ProductId: p.product!, ImageUrl: 'http://images.example.com/1.jpg', Type: '1' }),
     put: (p) => ({ ProductId: p.product!, ImageUrl: 'https://images.example.com/2.jpg?size=big&v=1', Type: '3' }),
     reset: {},
-    merge: () => ({ Type: '12' }),
+    // The only further image cannot move to 12 (that would leave a gap from 3): to the offer slot.
+    merge: () => ({ Type: '2' }),
   },
   {
     set: 'ProductRelations',

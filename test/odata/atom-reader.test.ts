@@ -138,7 +138,7 @@ test('properties directly under entry, a BOM, m:null="false", CDATA and a commen
   const xml =
     `\uFEFF<?xml version="1.0" encoding="utf-8"?><!-- sent by a connector --><entry ${NS}><id/><m:properties>` +
     `<d:Name><![CDATA[a <b> & c]]></d:Name><d:IsRootLevel m:type="Edm.Boolean" m:null="false">1</d:IsRootLevel>` +
-    `<d:ForeignId m:null="true">ignored</d:ForeignId><d:PaymentProfileId m:type="Edm.Int32"> 42 </d:PaymentProfileId>` +
+    `<d:ForeignId m:null="true">ignored</d:ForeignId><d:PaymentProfileId m:type="Edm.Int64"> 42 </d:PaymentProfileId>` +
     `<foreign:x xmlns:foreign="urn:other">anything</foreign:x>` +
     `</m:properties></entry>`;
   const p = read(Catalog, xml);
@@ -147,12 +147,16 @@ test('properties directly under entry, a BOM, m:null="false", CDATA and a commen
   assert.equal(p.bindings.size, 0);
 });
 
-test('string whitespace is kept; other types are read from the model, not from m:type', () => {
+test('string whitespace is kept; other types are read from the model, and an m:type must agree with it', () => {
   const p = read(
     SalesOrder,
-    entry(`<d:ForeignOrderId xml:space="preserve">  100000123 </d:ForeignOrderId><d:PaidAmount m:type="Edm.String">59.90</d:PaidAmount><d:PaidDate>2013-09-16T07:21:12Z</d:PaidDate><d:ShippingStatus m:type="Edm.Int64">1</d:ShippingStatus>`),
+    entry(`<d:ForeignOrderId xml:space="preserve">  100000123 </d:ForeignOrderId><d:PaidAmount m:type="Edm.Decimal">59.90</d:PaidAmount><d:PaidDate>2013-09-16T07:21:12Z</d:PaidDate><d:ShippingStatus m:type="Edm.Int32">1</d:ShippingStatus>`),
   );
   assert.deepEqual(values(p), { ForeignOrderId: '  100000123 ', PaidAmount: '59.9', PaidDate: Date.UTC(2013, 8, 16, 7, 21, 12), ShippingStatus: 1 });
+  assert.throws(
+    () => read(SalesOrder, entry(`<d:PaidAmount m:type="Edm.String">59.90</d:PaidAmount>`)),
+    (e: unknown) => e instanceof ODataError && e.status === 400 && /'PaidAmount'.*is of type 'Edm.Decimal', but the entry gives m:type 'Edm.String'/.test(e.message),
+  );
 });
 
 test('the writer output reads back to the same values, and deferred links are reported as sent', () => {

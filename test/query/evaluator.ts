@@ -8,7 +8,7 @@
  *   exactly as Decimal, datetime'…' (any case of the prefix), guid'…', null, true, false, 'O''Neil';
  * - numbers widen Int32 -> Int64 -> Decimal; Int arithmetic is integer arithmetic (div truncates
  *   toward zero, mod has the dividend's sign); Decimal arithmetic is exact, Decimal div truncates
- *   to 6 places; div and mod by zero are null; arithmetic of null is null;
+ *   to 6 places; div and mod by zero are an error; arithmetic of null is null;
  * - eq/ne are null-safe; lt/le/gt/ge with a null operand are false; and/or/not are three-valued
  *   over null Booleans; only rows that evaluate to true are selected;
  * - strings compare by code point; length counts UTF-16 code units (as .NET's String.Length),
@@ -540,11 +540,11 @@ function binaryValue(node: Extract<Node, { kind: 'bin' }>, ev: (n: Node) => FVal
       // Decimal: truncated toward zero at the sixth decimal place, like div.
       return checked(type, decimal ? ((a * b) / DEC_SCALE / ONE_DECIMAL_UNIT) * ONE_DECIMAL_UNIT : a * b);
     case 'div':
-      if (b === 0n) return null;
+      if (b === 0n) throw new Unspecified('division by zero (answered 400 when the engine evaluates it)');
       // Decimal: truncated toward zero at the sixth decimal place.
       return checked(type, decimal ? truncDiv(a * SIX, b) * ONE_DECIMAL_UNIT : truncDiv(a, b));
     case 'mod':
-      if (b === 0n) return null;
+      if (b === 0n) throw new Unspecified('mod by zero (answered 400 when the engine evaluates it)');
       return a % b;
   }
   throw new FilterError(`operator ${op}`);

@@ -102,7 +102,8 @@ const GROUPS: Record<string, ErrorCase[]> = {
     { name: 'contains (V4), with a hint', query: filter('Products', "contains(Title, 'a')"), message: /Unknown function 'contains' at position 0.*substringof/ },
     { name: 'foo', query: filter('Products', 'foo(Title)'), message: /Unknown function 'foo' at position 0/ },
     { name: 'a function name in upper case', query: filter('Products', "STARTSWITH(Title, 'a')"), message: /Unknown function 'STARTSWITH'/ },
-    { name: 'isof (not supported)', query: filter('Products', "isof('CatalogueService.Product')"), message: /'isof'.*not supported/ },
+    { name: 'a narrowing cast (not supported)', query: filter('Products', "cast(Price, 'Edm.Int32') eq 19"), message: /cast at position 0 from 'Edm.Decimal' to 'Edm.Int32' is not supported/ },
+    { name: 'isof of an unknown type', query: filter('Products', "isof('CatalogueService.Nothing')"), message: /names the type 'CatalogueService.Nothing', which is neither/ },
     { name: 'a known function with too few arguments', query: filter('Products', 'substringof(Title)'), message: /'substringof'.*takes 2 arguments, not 1/ },
     { name: 'a known function with too many arguments', query: filter('Products', "substring(Title, 1, 2, 3) eq 'a'"), message: /'substring'.*2 to 3 arguments, not 4/ },
   ],
@@ -228,6 +229,32 @@ describe('arithmetic that leaves the range of its type answers 400', () => {
       const res = await client.get(`${live.root}/${filter('Products', text)}`, { ...seller.auth, Accept: 'application/json' });
       assert.equal(res.status, 400, `${text} answered ${res.status}: ${res.body.slice(0, 300)}`);
       assert.match(odataError(res).message, /outside the range of its type/);
+    });
+  }
+});
+
+/**
+ * Division or mod by zero is an error of the expression on both engines (SQLite's NULL and
+ * PostgreSQL's 22012 both become this 400), not an empty answer: by a literal 0 before any SQL,
+ * by a column that is 0 on a row when that row is evaluated.
+ */
+describe('division by zero answers 400 naming it', () => {
+  const cases: [string, RegExp][] = [
+    ['StockAmount div 0 eq 1', /Division by zero at position 12: the divisor of 'div' is the literal 0/],
+    ['StockAmount mod 0 eq 1', /Division by zero at position 12/],
+    ['ExternalProductId div 0L eq 1', /Division by zero/],
+    ['Price div 0.0 eq 1', /Division by zero/],
+    ['Price mod 0M eq 1', /Division by zero/],
+    ['StockAmount div (StockAmount sub StockAmount) eq 1', /Division by zero in the expression: a div or mod has a divisor that is 0/],
+    ['Price mod (Price sub Price) eq 1', /Division by zero in the expression/],
+    ['Price div (Price sub Price) eq 1', /Division by zero in the expression/],
+    ['ExternalProductId mod (Id sub Id) eq 1', /Division by zero in the expression/],
+  ];
+  for (const [text, message] of cases) {
+    test(text, async () => {
+      const res = await client.get(`${live.root}/${filter('Products', text)}`, { ...seller.auth, Accept: 'application/json' });
+      assert.equal(res.status, 400, `${text} answered ${res.status}: ${res.body.slice(0, 300)}`);
+      assert.match(odataError(res).message, message);
     });
   }
 });

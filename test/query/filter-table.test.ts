@@ -5,7 +5,7 @@
  *
  * The table covers every comparison operator on Int32, Int64, Decimal, String, Boolean and
  * DateTime with null operands; and/or/not with precedence and parentheses; add/sub/mul/div/mod
- * on Int32, Int64 and Decimal with division by zero and negative operands; unary minus; every
+ * on Int32, Int64 and Decimal with negative operands; unary minus; every
  * function; every literal form; and paths through single-valued navigations (also to missing
  * entities). Rows are seeded through the store API and read over HTTP only, so the table runs
  * unchanged on any engine the service is configured with.
@@ -220,17 +220,13 @@ group('Int32 arithmetic', 'Products',
   ['ConditionId mod 7 eq -3', (r) => r.ConditionId === -3 || r.ConditionId === -10],
   'ConditionId div -4 eq -2',
   'ConditionId div 4 eq -1',
-  ['StockAmount div 0 eq null', () => true],
-  'StockAmount mod 0 eq null',
-  ['StockAmount div 0 gt -1', () => false],
-  'not (StockAmount div 0 gt -1)',
   'ConditionId add 1 eq null',
   'ConditionId sub StockAmount lt 0',
   'ConditionId mul -1 gt 5',
-  'StockAmount mod ConditionId eq 0',
-  'StockAmount div ConditionId eq 0',
+  // Divisors that are never 0 (division by zero answers 400: filter-errors.test.ts).
+  'StockAmount mod Id eq StockAmount',
+  'Id div Id eq 1',
   ['StockAmount eq 7 div 2', (r) => r.StockAmount === 3],
-  ['100 div StockAmount eq 14', (r) => r.StockAmount === 7],
   'length(Title) div 2 eq 5',
 );
 
@@ -241,8 +237,6 @@ group('Int64 arithmetic', 'Products',
   ['ExternalProductId div 10 eq -4', (r) => r.ExternalProductId === -42n],
   'ExternalProductId mod 2 eq 1',
   ['ExternalProductId mod 2 eq -1', (r) => r.ExternalProductId !== null && (r.ExternalProductId as bigint) < 0n && (r.ExternalProductId as bigint) % 2n !== 0n],
-  'ExternalProductId div 0 eq null',
-  'ExternalProductId mod 0L ne null',
   'ExternalProductId add StockAmount eq 10',
   'ExternalProductId mod 5 eq -2',
   'Id sub Id eq 0',
@@ -255,12 +249,9 @@ group('Decimal arithmetic', 'Products',
   'Price mul 1.5 gt 100',
   'Price div 3 eq 1.111111',
   ['Price div 3 eq 0.666666', (r) => r.Price === '2'],
-  'Price div 0 eq null',
-  'Price div 0.0 eq null',
   'Price mod 3 eq 1',
   'Price mod 0.5 eq 0',
   'UnitQuantity mod 2 eq -1.5',
-  'UnitQuantity mod 0 eq null',
   'UnitQuantity add Price gt 12',
   'UnitQuantity mul UnitQuantity eq 6.25',
   'UnitQuantity div -2 eq 0.25',
@@ -496,7 +487,7 @@ group('Order items', 'SalesOrderItems',
   'Product/Price eq Price',
   'ProductVariation/Price eq Price',
   "substringof(Product/Title, Name)",
-  'Amount div 0 eq null and Product/Price gt 1',
+  'Amount div 2 eq 0 and Product/Price gt 1',
   'SalesOrder/Address/Town eq null',
 );
 

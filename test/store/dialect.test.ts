@@ -3,7 +3,7 @@
  * the contract in src/store/sql/dialect.ts prescribes (computed here independently, in
  * JavaScript). The suite runs on both engines, so both must give the same answers: code point
  * order, Unicode case mapping, 0-based substrings, integer division toward zero, exact Decimal
- * division truncated to 6 places, null for division by zero, half-away-from-zero rounding, date
+ * division truncated to 6 places, division by zero an error of the expression, half-away-from-zero rounding, date
  * parts in UTC, nulls first ascending and last descending.
  */
 import { after, before, describe, test } from 'node:test';
@@ -92,13 +92,11 @@ describe(`the ${testEngine} dialect`, () => {
     assert.equal(lowerLt, true, "'A' < 'b' by code point");
   });
 
-  test('integer arithmetic: division toward zero, modulo with the dividend sign, null for zero divisors, overflow an error of the expression', async () => {
+  test('integer arithmetic: division toward zero, modulo with the dividend sign, zero divisors and overflow errors of the expression', async () => {
     assert.equal(await arith('div', 'Edm.Int32', i32(7), i32(-2)), -3n);
     assert.equal(await arith('div', 'Edm.Int32', i32(-7), i32(2)), -3n);
     assert.equal(await arith('mod', 'Edm.Int32', i32(-7), i32(2)), -1n);
     assert.equal(await arith('mod', 'Edm.Int32', i32(7), i32(-2)), 1n);
-    assert.equal(await arith('div', 'Edm.Int32', i32(5), i32(0)), null);
-    assert.equal(await arith('mod', 'Edm.Int64', i64(5n), i64(0n)), null);
     assert.equal(await arith('add', 'Edm.Int32', i32(2147483646), i32(1)), 2147483647n);
     assert.equal(await arith('sub', 'Edm.Int64', i64(9223372036854775807n), i64(1n)), 9223372036854775806n);
     // Each type's own range: past it, the expression is at fault (a 400), never a wrapped value.
@@ -116,10 +114,27 @@ describe(`the ${testEngine} dialect`, () => {
     }
   });
 
+  test('div and mod by zero, of every numeric type, are an error of the expression (a 400), never null', async () => {
+    const zeroDivisors = [
+      () => arith('div', 'Edm.Int32', i32(5), i32(0)),
+      () => arith('mod', 'Edm.Int32', i32(5), i32(0)),
+      () => arith('div', 'Edm.Int64', i64(5n), i64(0n)),
+      () => arith('mod', 'Edm.Int64', i64(5n), i64(0n)),
+      () => arith('div', 'Edm.Decimal', dec('1'), dec('0')),
+      () => arith('mod', 'Edm.Decimal', dec('1.5'), dec('0')),
+    ];
+    for (const attempt of zeroDivisors) {
+      const error = await attempt().then(() => undefined, (e: unknown) => e);
+      assert.match(String(store.dialect.expressionError(error)), /Division by zero/);
+    }
+    // A null divisor stays null, as any arithmetic of null.
+    assert.equal(await arith('div', 'Edm.Int32', i32(5), i32(null)), null);
+    assert.equal(await arith('mod', 'Edm.Decimal', dec('1'), dec(null)), null);
+  });
+
   test('Decimal arithmetic is exact; products and quotients truncate to 6 places toward zero', async () => {
     assert.equal(await arith('div', 'Edm.Decimal', dec('1'), dec('3')), '0.333333');
     assert.equal(await arith('div', 'Edm.Decimal', dec('-2'), dec('3')), '-0.666666');
-    assert.equal(await arith('div', 'Edm.Decimal', dec('1'), dec('0')), null);
     assert.equal(await arith('mul', 'Edm.Decimal', dec('2.5'), dec('2.5')), '6.25');
     assert.equal(await arith('mul', 'Edm.Decimal', dec('0.000001'), dec('0.5')), '0');
     assert.equal(await arith('mul', 'Edm.Decimal', dec('-0.000003'), dec('0.5')), '-0.000001');

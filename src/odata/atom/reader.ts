@@ -5,7 +5,7 @@
  * Parsed with saxes, namespace-aware and order-agnostic: clients differ in element order
  * (.NET puts category first, datajs writes author, title, content, category, links), in whether
  * m:type is present, and in where m:properties sits. Values are typed from the model, never from
- * m:type.
+ * m:type; an m:type or a category term that disagrees with the model is a 400.
  *
  * Hostile input first: no DOCTYPE at all (so no entity expansion, no external entities), only the
  * XML declaration as processing instruction, at most 64 levels of elements, and every failure is
@@ -163,6 +163,33 @@ const newEntry = (type: EntityTypeDef, nested?: EntryState['nested']): EntryStat
 const payloadOf = (entry: EntryState): EntityPayload =>
   entry.inline.size > 0 ? { values: entry.values, bindings: entry.bindings, inline: entry.inline } : { values: entry.values, bindings: entry.bindings };
 
+const SCHEME = 'http://schemas.microsoft.com/ado/2007/08/dataservices/scheme';
+
+/**
+ * An entry's `<category term="…" scheme="…/scheme">` names its entity type: it must be the type
+ * of the target set (the model has no derived types), as WCF Data Services requires and as the
+ * JSON reader checks `__metadata.type`. A category of another scheme is no type statement.
+ */
+function checkCategory(tag: SaxesTagNS, type: EntityTypeDef): void {
+  if (attr(tag, '', 'scheme') !== SCHEME) return;
+  const term = attr(tag, '', 'term');
+  const expected = qualifiedName(model, type);
+  if (term !== undefined && term !== expected) {
+    throw badRequest(`The entry's category term '${clip(term)}' does not match the entity type '${expected}' of the target set.`);
+  }
+}
+
+/**
+ * A property's `m:type`, when present, must be the model's type of the property: values are
+ * read by the model's type, so a disagreeing m:type is a client's mistake, not a conversion.
+ */
+function checkPropertyType(tag: SaxesTagNS, prop: PropertyDef, type: EntityTypeDef): void {
+  const sent = attr(tag, M_NS, 'type');
+  if (sent !== undefined && sent !== prop.type) {
+    throw badRequest(`The property '${prop.name}' of type '${qualifiedName(model, type)}' is of type '${prop.type}', but the entry gives m:type '${clip(sent)}'.`);
+  }
+}
+
 /**
  * Reads an Atom entry sent to create or update an entity of `type`: its properties (typed from
  * the model), its navigation bindings, and the entries sent inline under its navigations (deep
@@ -214,6 +241,7 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
         if (uri === M_NS && local === 'properties') return { k: 'properties', entry: parent.entry };
         if (uri === ATOM_NS && local === 'link') return linkFrame(parent.entry, tag, base);
         if (uri === ATOM_NS && local === 'id' && parent.entry.nested) return { k: 'inlineId', entry: parent.entry, text: '' };
+        if (uri === ATOM_NS && local === 'category') checkCategory(tag, parent.entry.type);
         return SKIP; // id, title, updated, author, category, anything foreign
       case 'content':
         return uri === M_NS && local === 'properties' ? { k: 'properties', entry: parent.entry } : SKIP;
@@ -223,6 +251,7 @@ function readEntry(type: EntityTypeDef, text: string): EntityPayload {
         if (entry.nested) entry.nested.hasData = true;
         const prop = entry.type.properties.find((p) => p.name === local);
         if (!prop) throw badRequest(`The property '${clip(local)}' does not exist on type '${qualifiedName(model, entry.type)}'.`);
+        checkPropertyType(tag, prop, entry.type);
         // The key and read-only properties are ignored unread: their values never fail a write.
         if (!clientSets(prop)) return SKIP;
         if (entry.values.has(prop.name)) throw badRequest(`The property '${prop.name}' appears more than once.`);

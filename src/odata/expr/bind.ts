@@ -139,6 +139,9 @@ export function bindBinary(op: BinaryOperator, opPos: number, left: Operand, rig
   const rt = isNullLiteral(r) ? l.type : r.type;
   if (!isNumeric(lt) || !isNumeric(rt)) throw incompatible(op, l, r, opPos);
   const common = widerNumeric(lt, rt);
+  if ((op === 'div' || op === 'mod') && r.kind === 'literal' && r.value !== null && Number(r.value) === 0) {
+    throw badRequest(`Division by zero at position ${opPos}: the divisor of '${op}' is the literal ${show(String(r.value))}.`);
+  }
   return {
     kind: 'binary',
     op,

@@ -6,6 +6,7 @@ import { badRequest } from '../errors';
 import type { CallExpr, ExprType, FunctionName } from './ast';
 import { bindArgument, type Operand } from './bind';
 import { show } from './show';
+import { TYPE_FUNCTIONS, type TypeFunctionName } from './type-functions';
 
 interface Signature {
   readonly parameters: readonly ExprType[];
@@ -47,8 +48,6 @@ export const FUNCTIONS: Readonly<Record<FunctionName, Signature>> = {
   ceiling: rounding,
 };
 
-/** OData v1/v2 functions that exist but that this service does not evaluate. */
-const UNSUPPORTED: ReadonlySet<string> = new Set(['isof', 'cast']);
 
 /** Hints for names that other OData versions use (a Map: request text never reaches Object.prototype). */
 const HINTS: ReadonlyMap<string, string> = new Map([['contains', ' OData v2 writes substringof(needle, haystack).']]);
@@ -58,9 +57,9 @@ function isFunctionName(name: string): name is FunctionName {
 }
 
 /** The function a name calls; a 400 for unknown and unsupported names (checked before the arguments are read). */
-export function lookupFunction(name: string, pos: number): FunctionName {
+export function lookupFunction(name: string, pos: number): FunctionName | TypeFunctionName {
   if (isFunctionName(name)) return name;
-  if (UNSUPPORTED.has(name)) throw badRequest(`The function '${name}' at position ${pos} is not supported by this service.`);
+  if (TYPE_FUNCTIONS.has(name)) return name as TypeFunctionName;
   throw badRequest(`Unknown function '${show(name)}' at position ${pos}.${HINTS.get(name) ?? ''}`);
 }
 

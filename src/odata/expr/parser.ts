@@ -14,6 +14,7 @@ import { badRequest, type ODataError } from '../errors';
 import { DEFAULT_EXPR_LIMITS, type BinaryOperator, type Expr, type ExprLimits, type FunctionName } from './ast';
 import { bindBinary, bindMember, bindUnary, type Operand, type PathSegment } from './bind';
 import { bindCall, lookupFunction } from './functions';
+import { bindTypeFunction, TYPE_FUNCTIONS, type TypeFunctionName } from './type-functions';
 import { describeToken, Lexer, type Token } from './lexer';
 import { literalOfToken } from './literals';
 import { show } from './show';
@@ -44,7 +45,7 @@ type Pending =
   | { readonly kind: 'unary'; readonly op: 'not' | 'negate'; readonly pos: number }
   /** `base`: the operand stack height when the bracket opened. */
   | { readonly kind: 'paren'; readonly pos: number; readonly base: number }
-  | { readonly kind: 'call'; readonly name: FunctionName; readonly pos: number; readonly open: number; readonly base: number };
+  | { readonly kind: 'call'; readonly name: FunctionName | TypeFunctionName; readonly pos: number; readonly open: number; readonly base: number };
 
 type Bracket = Extract<Pending, { kind: 'paren' | 'call' }>;
 
@@ -124,7 +125,7 @@ export class ExpressionParser {
           this.depth--;
           const args = operands.splice(bracket.base);
           if (bracket.kind === 'call') {
-            operands.push({ expr: bindCall(bracket.name, bracket.pos, args), pos: bracket.pos });
+            operands.push({ expr: this.bindCallOf(bracket.name, bracket.pos, args), pos: bracket.pos });
           } else {
             const inner = args[0];
             if (inner === undefined || args.length !== 1) throw this.lexer.syntaxError(token.pos, 'the parentheses hold no single expression.');
@@ -190,7 +191,7 @@ export class ExpressionParser {
       if (this.lexer.peek().kind === 'close') {
         this.lexer.next();
         this.depth--;
-        operands.push({ expr: bindCall(name, token.pos, []), pos: token.pos });
+        operands.push({ expr: this.bindCallOf(name, token.pos, []), pos: token.pos });
         return false;
       }
       pending.push({ kind: 'call', name, pos: token.pos, open: open.pos, base: operands.length });
@@ -200,6 +201,11 @@ export class ExpressionParser {
     this.countNode(token.pos);
     operands.push({ expr: bindMember(this.model, this.type, path), pos: token.pos });
     return false;
+  }
+
+  /** A call of a canonical function, or of isof/cast, which need the model. */
+  private bindCallOf(name: FunctionName | TypeFunctionName, pos: number, args: readonly Operand[]): Expr {
+    return TYPE_FUNCTIONS.has(name) ? bindTypeFunction(this.model, this.type, name as TypeFunctionName, pos, args) : bindCall(name as FunctionName, pos, args);
   }
 
   /** `Name` or `Nav/…/Name`, the first name already read. */

@@ -4,7 +4,7 @@
  * work on the stored values directly. Where PostgreSQL would differ from the contract:
  * - integer arithmetic stays in its type (int4, int8), whose overflow raises 22003: answered 400,
  *   as the SQLite adapter's checked functions do;
- * - division and modulo by zero give null through NULLIF instead of raising;
+ * - division and modulo by zero raise 22012, answered 400 as on SQLite;
  * - Decimal products and quotients are truncated to 6 places toward zero, as on SQLite;
  * - text columns and parameters collate "C" (code point order), but case mapping uses the ICU
  *   root collation, which maps all of Unicode (lower() under "C" maps ASCII only), and the result
@@ -13,7 +13,7 @@
  *   expression at fault and are answered 400, never 500.
  */
 import type { ExprType, FunctionName } from '../../odata/expr/ast';
-import type { NumericType, SqlDialect } from '../sql/dialect';
+import { DIVISION_BY_ZERO, type NumericType, type SqlDialect } from '../sql/dialect';
 
 /** The ICU root collation; the migration checks that the server has it. */
 export const CASE_MAPPING_COLLATION = 'und-x-icu';
@@ -105,7 +105,7 @@ export const pgDialect: SqlDialect = {
     if (type === 'Edm.Decimal') {
       // numeric(18,6), the scale and range every Decimal property holds: past it, 22003 (a 400).
       if (op === 'mul') return `CAST(trunc(${a} * ${b}, 6) AS numeric(18,6))`;
-      if (op === 'div') return `CAST(trunc(${a} / NULLIF(${b}, 0), 6) AS numeric(18,6))`;
+      if (op === 'div') return `CAST(trunc(${a} / ${b}, 6) AS numeric(18,6))`;
     }
     switch (op) {
       case 'add':
@@ -116,9 +116,9 @@ export const pgDialect: SqlDialect = {
         return `(${a} * ${b})`;
       case 'div':
         // Integer division truncates toward zero in PostgreSQL, as the contract says.
-        return `(${a} / NULLIF(${b}, 0))`;
+        return `(${a} / ${b})`;
       case 'mod':
-        return `(${a} % NULLIF(${b}, 0))`;
+        return `(${a} % ${b})`;
     }
   },
   negate: (_type, a) => `(-(${a}))`,
@@ -128,6 +128,7 @@ export const pgDialect: SqlDialect = {
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code !== 'string' || !code.startsWith('22')) return undefined;
     if (code === '22003') return 'A value in the expression is outside the range of its type.';
+    if (code === '22012') return DIVISION_BY_ZERO;
     return 'A value in the expression cannot be evaluated.';
   },
 };

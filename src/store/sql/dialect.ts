@@ -11,7 +11,8 @@
  *   expression (answered 400, see expressionError), never a wrapped or floating value.
  * - Decimal add, sub and mod are exact; mul and div truncate toward zero at 6 decimal places
  *   (the scale every Decimal property stores).
- * - Division or mod by zero yields null (never an error).
+ * - Division or mod by zero is an error of the expression (answered 400), on whichever row the
+ *   engine evaluates it: a divisor of 0 is no value .NET would compute either.
  * - round rounds half away from zero; floor and ceiling as usual; all three return a Decimal.
  * - tolower/toupper use Unicode case mapping; trim removes spaces, tabs, CR and LF at both ends.
  * - substring(s, i[, n]) is 0-based; a negative i counts as 0 and a negative n as 0.
@@ -20,6 +21,9 @@
  * - year/month/day/hour/minute/second of a UTC DateTime; second is whole seconds.
  */
 import type { ArithmeticOperator, ExprType, FunctionName } from '../../odata/expr/ast';
+
+/** The message of a 400 for div or mod by zero, on both engines. */
+export const DIVISION_BY_ZERO = 'Division by zero in the expression: a div or mod has a divisor that is 0.';
 
 /** A value as both engines' drivers take it as a parameter. */
 export type SqlValue = string | number | bigint | null | Buffer;

@@ -55,10 +55,6 @@ function canBeNull(e: Expr): boolean {
         case 'gt':
         case 'ge':
           return false;
-        case 'div':
-        case 'mod':
-          // Division and remainder by zero are null.
-          return true;
         default:
           return canBeNull(e.left) || canBeNull(e.right);
       }

@@ -5,8 +5,8 @@
  */
 import type { FunctionName } from '../../odata/expr/ast';
 import { DECIMAL_SCALE } from '../../odata/edm';
-import type { NumericType, SqlDialect } from '../sql/dialect';
-import { OVERFLOW_MESSAGE } from './functions';
+import { DIVISION_BY_ZERO, type NumericType, type SqlDialect } from '../sql/dialect';
+import { DIVISION_BY_ZERO_MESSAGE, OVERFLOW_MESSAGE } from './functions';
 
 const UNIT = String(10 ** DECIMAL_SCALE);
 const HALF = String(10 ** DECIMAL_SCALE / 2);
@@ -85,7 +85,7 @@ export const sqliteDialect: SqlDialect = {
       // Millionths add, subtract and take remainders as integers; products and quotients rescale.
       if (op === 'mul') return `odata_dec_mul(${a}, ${b})`;
       if (op === 'div') return `odata_dec_div(${a}, ${b})`;
-      if (op === 'mod') return `(${a} % NULLIF(${b}, 0))`;
+      if (op === 'mod') return `odata_dec_mod(${a}, ${b})`;
       return op === 'add' ? `(${a} + ${b})` : `(${a} - ${b})`;
     }
     // Checked in the type's own range: an overflow is an error of the client's expression.
@@ -97,6 +97,7 @@ export const sqliteDialect: SqlDialect = {
   expressionError(error) {
     const message = error instanceof Error ? error.message : '';
     if (message.includes(OVERFLOW_MESSAGE)) return 'A value in the expression is outside the range of its type.';
+    if (message.includes(DIVISION_BY_ZERO_MESSAGE)) return DIVISION_BY_ZERO;
     if (/integer overflow/i.test(message)) return 'A value in the expression is outside the range of its type.';
     return undefined;
   },

@@ -15,6 +15,13 @@ const DECIMAL_MAX = 10n ** BigInt(DECIMAL_SCALE + DECIMAL_INTEGER_DIGITS) - 1n;
 
 /** Thrown inside SQLite when a result leaves the range the engine can hold; answered with a 400. */
 export const OVERFLOW_MESSAGE = 'odata_overflow';
+/** Thrown inside SQLite for div or mod by zero; answered with a 400. */
+export const DIVISION_BY_ZERO_MESSAGE = 'odata_division_by_zero';
+
+function divisor(b: bigint): bigint {
+  if (b === 0n) throw new Error(DIVISION_BY_ZERO_MESSAGE);
+  return b;
+}
 
 function checked(value: bigint, min = INT64_MIN, max = INT64_MAX): bigint {
   if (value > max || value < min) throw new Error(OVERFLOW_MESSAGE);
@@ -22,12 +29,12 @@ function checked(value: bigint, min = INT64_MIN, max = INT64_MAX): bigint {
 }
 
 /** The integer operations, by the name of their SQL function; division truncates toward zero. */
-const INTEGER_OPERATIONS: Readonly<Record<string, (a: bigint, b: bigint) => bigint | null>> = {
+const INTEGER_OPERATIONS: Readonly<Record<string, (a: bigint, b: bigint) => bigint>> = {
   add: (a, b) => a + b,
   sub: (a, b) => a - b,
   mul: (a, b) => a * b,
-  div: (a, b) => (b === 0n ? null : a / b),
-  mod: (a, b) => (b === 0n ? null : a % b),
+  div: (a, b) => a / divisor(b),
+  mod: (a, b) => a % divisor(b),
 };
 
 const toBig = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(v as number));
@@ -38,8 +45,7 @@ export function registerFunctions(db: Database.Database): void {
     for (const [suffix, min, max] of [['32', BigInt(INT32_MIN), BigInt(INT32_MAX)], ['64', INT64_MIN, INT64_MAX]] as const) {
       db.function(`odata_int${suffix}_${name}`, options, (a: unknown, b: unknown) => {
         if (a === null || b === null) return null;
-        const result = operation(toBig(a), toBig(b));
-        return result === null ? null : checked(result, min, max);
+        return checked(operation(toBig(a), toBig(b)), min, max);
       });
     }
   }
@@ -52,11 +58,11 @@ export function registerFunctions(db: Database.Database): void {
   });
   db.function('odata_dec_div', options, (a: unknown, b: unknown) => {
     if (a === null || b === null) return null;
-    const divisor = toBig(b);
-    if (divisor === 0n) return null;
-    return checked((toBig(a) * SCALE) / divisor, -DECIMAL_MAX, DECIMAL_MAX);
+    return checked((toBig(a) * SCALE) / divisor(toBig(b)), -DECIMAL_MAX, DECIMAL_MAX);
   });
   db.function('odata_length', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.length : s === null ? null : String(s).length));
+  // Millionths take remainders as integers: the same scale in and out.
+  db.function('odata_dec_mod', options, (a: unknown, b: unknown) => (a === null || b === null ? null : toBig(a) % divisor(toBig(b))));
   db.function('odata_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
   db.function('odata_upper', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toUpperCase() : s));
 }

@@ -132,8 +132,12 @@ test('unknown and unsupported function names', () => {
   assertBadRequest(() => filter("StartsWith(Title, 'a')"), "Unknown function 'StartsWith' at position 0.");
   assertBadRequest(() => filter("contains(Title, 'a')"), "Unknown function 'contains'", 'substringof');
   assertBadRequest(() => filter("Title eq 'a' or now() gt CreationDate"), "Unknown function 'now' at position 16.");
-  assertBadRequest(() => filter("isof(Title, 'Edm.String')"), "The function 'isof' at position 0 is not supported");
-  assertBadRequest(() => filter("cast(StockAmount, 'Edm.Int64') eq 1"), "The function 'cast' at position 0 is not supported");
+  // isof and cast are bound into the nodes of the other operators (type-functions.ts).
+  assert.equal(filter("isof('CatalogueService.Product')").kind, 'literal');
+  assert.equal(filter("cast(StockAmount, 'Edm.Int64') eq 1").kind, 'binary');
+  assertBadRequest(() => filter("cast(Price, 'Edm.Int32') eq 1"), "cast at position 0 from 'Edm.Decimal' to 'Edm.Int32' is not supported");
+  assertBadRequest(() => filter("isof(Title, 'Edm.Strin')"), "names the type 'Edm.Strin', which is neither");
+  assertBadRequest(() => filter('isof(Title, Title)'), "takes a type name as a string literal as its last argument");
   // Names of Object.prototype members are unknown names like any other.
   assert.equal(assertBadRequest(() => filter('constructor(Title)')), "Unknown function 'constructor' at position 0.");
   assert.equal(assertBadRequest(() => filter('__proto__(Title)')), "Unknown function '__proto__' at position 0.");
