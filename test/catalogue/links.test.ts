@@ -98,7 +98,7 @@ describe('$links', () => {
   test('a to-one link is set by PUT (JSON and XML bodies); a principal\'s to-many link takes a dependent over by POST', async () => {
     const a = await createEntity(live, seller, 'Products', { Title: 'A', Price: '1', StockAmount: 1 });
     const b = await createEntity(live, seller, 'Products', { Title: 'B', Price: '1', StockAmount: 1 });
-    const image = await createEntity(live, seller, `Products(${a}L)/ProductImages`, { ImageUrl: 'https://img.example.com/1.jpg', Type: 4 });
+    const image = await createEntity(live, seller, `Products(${a}L)/ProductImages`, { ImageUrl: 'https://img.example.com/1.jpg', Type: 3 });
     assertStatus(await send('PUT', `ProductImages(${image}L)/$links/Product`, uri('Products', b)), 204, 'PUT JSON');
     assert.equal((await getEntity(live, seller, 'ProductImages', image)).ProductId, b);
     assertStatus(await send('PUT', `ProductImages(${image}L)/$links/Product`, `<uri xmlns="${D}">Products(${a}L)</uri>`, 'application/xml'), 204, 'PUT XML');
@@ -173,7 +173,7 @@ describe('$links', () => {
   test('link writes inside a $batch changeset', async () => {
     const parent = await createEntity(live, seller, 'Products', { Title: 'BP', Price: '1', StockAmount: 1 });
     const child = await createEntity(live, seller, 'Products', { Title: 'BC', Price: '1', StockAmount: 1 });
-    const image = await createEntity(live, seller, `Products(${parent}L)/ProductImages`, { ImageUrl: 'https://img.example.com/batch.jpg', Type: 5 });
+    const image = await createEntity(live, seller, `Products(${parent}L)/ProductImages`, { ImageUrl: 'https://img.example.com/batch.jpg', Type: 3 });
     const res = await postBatch(
       live,
       seller,
