@@ -23,7 +23,13 @@ export function columnsOf(type: EntityTypeDef, alias = 't'): string {
 }
 
 /** The properties that have a comparison key column beside their own (text rules compare ignoring case). */
-const keyedProperties = (type: EntityTypeDef) => type.properties.filter((p) => comparisonKeyColumn(p) !== undefined);
+const keyedPropertiesCache = new WeakMap<EntityTypeDef, readonly PropertyDef[]>();
+/** The properties stored with a comparison key, once per type: every insert of the type writes them. */
+function keyedProperties(type: EntityTypeDef): readonly PropertyDef[] {
+  let keyed = keyedPropertiesCache.get(type);
+  if (!keyed) keyedPropertiesCache.set(type, (keyed = type.properties.filter((p) => comparisonKeyColumn(p) !== undefined)));
+  return keyed;
+}
 
 /** The comparison key stored for a value (null for null). */
 const keyOf = (value: EdmValue | undefined): string | null => (value === null || value === undefined ? null : comparisonKey(String(value)));
