@@ -191,9 +191,12 @@ export function formatProfile(title: string, s: ProfileSummary): string {
     `--- CPU profile: ${title}: main thread busy ${s.busyMs.toFixed(0)} ms of ${s.totalMs.toFixed(0)} ms${s.windowed ? ' (measured window)' : ' (whole process run)'} ---`,
     '  self% of busy   self ms  function (location)',
   ];
+  // The share of the ten hottest functions: how concentrated the cost is, where the next profile starts.
+  const topTen = s.functions.slice(0, 10).reduce((sum, f) => sum + f.selfPercent, 0);
   for (const f of s.functions) {
     lines.push(`  ${f.selfPercent.toFixed(1).padStart(13)}  ${f.selfMs.toFixed(0).padStart(8)}  ${f.name}${f.location ? ` (${f.location})` : ''}`);
   }
+  lines.push(`  top ten functions: ${topTen.toFixed(1)}% of busy`);
   lines.push('  by area: ' + s.areas.map((a) => `${a.area} ${a.selfPercent.toFixed(0)}%`).join(', '));
   return lines.join('\n');
 }

@@ -1,4 +1,5 @@
 /** The bench's table, its targets, and the JSON file it writes. */
+import { BATCH_OPERATIONS } from './workloads';
 import type { Engine } from './database';
 import type { ProfileSummary } from './profile';
 
@@ -146,58 +147,103 @@ export function formatExport(e: ExportResult): string {
   );
 }
 
+/**
+ * The figures the open issues ask for, judged on this run: issue 17 (the hot path) on SQLite,
+ * issue 16 (PostgreSQL in production) on PostgreSQL. Printed, never asserted: timing belongs in
+ * the bench, not in the tests.
+ */
 export function evaluateTargets(engine: Engine, rows: readonly Row[], exported: ExportResult | undefined, commitMs?: number): Target[] {
   const row = (id: string) => rows.find((r) => r.id === id);
-  const ratio = (id: string, name: string, goal: number): Target => {
+  const okRow = (id: string) => {
     const r = row(id);
-    const ok = r?.result === 'ok' && r.ratioToBaseline !== undefined;
+    return r?.result === 'ok' ? r : undefined;
+  };
+  const unmeasured = (id: string) => row(id)?.result ?? 'not run';
+  const ratio = (id: string, name: string, goal: number): Target => {
+    const r = okRow(id);
+    const ok = r?.ratioToBaseline !== undefined;
     return {
       name,
       goal: `≥ ${(goal * 100).toFixed(0)}% of the baseline's req/s`,
-      measured: ok ? `${(r.ratioToBaseline! * 100).toFixed(0)}% (${fmt(r.requestsPerSecond)} req/s)` : r ? r.result : 'not run',
+      measured: ok ? `${(r.ratioToBaseline! * 100).toFixed(0)}% (${fmt(r.requestsPerSecond)} req/s)` : unmeasured(id),
       met: ok ? r.ratioToBaseline! >= goal : undefined,
     };
   };
-  const entities = (id: string, name: string): Target => {
-    const r = row(id);
-    const ok = r?.result === 'ok' && r.entitiesPerSecond !== undefined;
+  const rate = (id: string, name: string, goal: number, unit: string, perRequest: (r: Row) => number | undefined): Target => {
+    const r = okRow(id);
+    const value = r ? perRequest(r) : undefined;
     return {
       name,
-      goal: '≥ 250,000 entities/s serialised',
-      measured: ok ? `${fmt(r.entitiesPerSecond)} entities/s` : r ? r.result : 'not run',
-      met: ok ? r.entitiesPerSecond! >= 250_000 : undefined,
+      goal: `≥ ${fmt(goal)} ${unit}`,
+      measured: value !== undefined ? `${fmt(value)} ${unit}` : unmeasured(id),
+      met: value !== undefined ? value >= goal : undefined,
     };
   };
-  if (engine === 'postgres') return [ratio('get-json', 'PostgreSQL: GET by key, JSON', 0.25)];
+  const entities = (id: string, name: string, goal: number) => rate(id, name, goal, 'entities/s', (r) => r.entitiesPerSecond);
+  const requests = (id: string, name: string, goal: number) => rate(id, name, goal, 'req/s', (r) => r.requestsPerSecond);
+  const batchOperations = (name: string, goal: number) =>
+    rate('batch-changeset', name, goal, 'operations/s', (r) => (r.requestsPerSecond === undefined ? undefined : r.requestsPerSecond * BATCH_OPERATIONS));
+  const exportTarget = (seconds: number): Target => {
+    const ok = exported?.result === 'ok' && exported.bestSeconds !== undefined && exported.peakRssMb !== undefined;
+    // The target is stated for 10,000 products; another catalogue size is measured but not judged.
+    const judged = ok && exported.products === EXPORT_TARGET_PRODUCTS;
+    return {
+      name: `Full export of ${fmt(EXPORT_TARGET_PRODUCTS)} products`,
+      goal: `≤ ${seconds} s with peak RSS ≤ 150 MB`,
+      measured: ok
+        ? `${exported.bestSeconds!.toFixed(2)} s, ${fmt(exported.peakRssMb)} MB${judged ? '' : ` (over ${fmt(exported.products)} products: not judged)`}`
+        : exported
+          ? exported.result
+          : 'not run',
+      met: judged ? exported.bestSeconds! <= seconds && exported.peakRssMb! <= 150 : undefined,
+    };
+  };
+
+  if (engine === 'postgres') {
+    const crowd = okRow('crowd-filter-json');
+    return [
+      ratio('get-json', 'PostgreSQL: GET by key, JSON', 0.12),
+      entities('filter-json', 'PostgreSQL: filtered 50-row page, JSON', 30_000),
+      requests('post-json', 'PostgreSQL: POST', 2_000),
+      requests('batch-changeset', 'PostgreSQL: $batch of 10 MERGEs', 400),
+      exportTarget(6),
+      {
+        name: 'PostgreSQL: 128 clients on the default pool',
+        goal: 'no errors but 503s, no stall',
+        measured: crowd ? `${fmt(crowd.failures)} errors; ${crowd.note ?? ''}` : unmeasured('crowd-filter-json'),
+        met: crowd ? crowd.failures === 0 : undefined,
+      },
+    ];
+  }
   const targets = [
-    ratio('get-json', 'GET by key, JSON', 0.5),
-    ratio('get-atom', 'GET by key, Atom', 0.4),
-    entities('filter-json', 'Filtered 50-row page, JSON'),
-    entities('filter-atom', 'Filtered 50-row page, Atom'),
+    ratio('get-json', 'GET by key, JSON', 0.35),
+    ratio('get-atom', 'GET by key, Atom', 0.3),
+    entities('filter-json', 'Filtered 50-row page, JSON', 120_000),
+    entities('filter-atom', 'Filtered 50-row page, Atom', 90_000),
     ratio('post-json', 'Durable POST', 0.25),
+    ratio('merge-variation', 'MERGE', 0.3),
+    batchOperations('$batch of 10 MERGEs', 40_000),
+    exportTarget(2.5),
   ];
+  const postIndex = targets.findIndex((t) => t.name === 'Durable POST');
   const post = row('post-json');
   if (commitMs !== undefined && post?.baselineRequestsPerSecond) {
     // What group commit has to achieve on this disk.
     const needed = 0.25 * post.baselineRequestsPerSecond;
-    const target = targets[targets.length - 1]!;
-    targets[targets.length - 1] = {
+    const target = targets[postIndex]!;
+    targets[postIndex] = {
       ...target,
       measured: `${target.measured}; ${fmt(needed)} req/s at ${commitMs.toFixed(2)} ms per durable commit needs ≥ ${fmt(Math.ceil((needed * commitMs) / 1000))} requests per commit`,
     };
   }
-  const ok = exported?.result === 'ok' && exported.bestSeconds !== undefined && exported.peakRssMb !== undefined;
-  // The target is stated for 10,000 products; another catalogue size is measured but not judged.
-  const judged = ok && exported.products === EXPORT_TARGET_PRODUCTS;
+  // Latency at the connector's 32 clients (the 128-client crowd is judged on not stalling).
+  const measured = rows.filter((r) => r.result === 'ok' && r.p99Ms !== undefined && !r.id.startsWith('crowd'));
+  const worst = measured.reduce<Row | undefined>((w, r) => (w === undefined || r.p99Ms! > w.p99Ms! ? r : w), undefined);
   targets.push({
-    name: `Full export of ${fmt(EXPORT_TARGET_PRODUCTS)} products`,
-    goal: '≤ 4 s with peak RSS ≤ 150 MB',
-    measured: ok
-      ? `${exported.bestSeconds!.toFixed(2)} s, ${fmt(exported.peakRssMb)} MB${judged ? '' : ` (over ${fmt(exported.products)} products: not judged)`}`
-      : exported
-        ? exported.result
-        : 'not run',
-    met: judged ? exported.bestSeconds! <= 4 && exported.peakRssMb! <= 150 : undefined,
+    name: 'p99 latency of every workload at 32 clients',
+    goal: '≤ 20 ms',
+    measured: worst ? `worst ${fmt(worst.p99Ms, 2)} ms (${worst.title})` : 'not run',
+    met: worst ? worst.p99Ms! <= 20 : undefined,
   });
   return targets;
 }
