@@ -62,19 +62,38 @@ export function parseDecimalText(text: string): string {
 
 /** Canonical decimal text -> the integer count of millionths (how SQLite stores it). */
 export function decimalToScaled(decimal: string): bigint {
-  const negative = decimal.startsWith('-');
-  const [integer = '0', fraction = ''] = decimal.replace('-', '').split('.');
-  const scaled = BigInt(integer) * 10n ** BigInt(DECIMAL_SCALE) + BigInt(fraction.padEnd(DECIMAL_SCALE, '0') || '0');
-  return negative ? -scaled : scaled;
+  // The digits of the scaled integer are the text's digits with the fraction padded to the
+  // scale: one BigInt parse, no bigint arithmetic (this runs for every Decimal a write binds).
+  const dot = decimal.indexOf('.');
+  if (dot < 0) return BigInt(decimal + SCALE_ZEROS);
+  const fraction = decimal.slice(dot + 1);
+  if (fraction.length > DECIMAL_SCALE) throw new ValueError(`${quote(decimal)} has more than ${DECIMAL_SCALE} decimal places`);
+  return BigInt(decimal.slice(0, dot) + fraction + SCALE_ZEROS.slice(fraction.length));
 }
 
+const SCALE_ZEROS = '0'.repeat(DECIMAL_SCALE);
+const SCALE_FACTOR = 10 ** DECIMAL_SCALE;
+const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
+
 export function scaledToDecimal(scaled: bigint): string {
+  // Most amounts fit a double exactly, and number arithmetic costs far less than bigint strings.
+  if (scaled <= SAFE_MAX && scaled >= -SAFE_MAX) {
+    const n = Number(scaled);
+    const magnitude = n < 0 ? -n : n;
+    const remainder = magnitude % SCALE_FACTOR;
+    const integer = (magnitude - remainder) / SCALE_FACTOR;
+    const sign = n < 0 ? '-' : '';
+    if (remainder === 0) return sign + String(integer);
+    return sign + String(integer) + '.' + String(remainder).padStart(DECIMAL_SCALE, '0').replace(TRAILING_ZEROS, '');
+  }
   const negative = scaled < 0n;
   const digits = (negative ? -scaled : scaled).toString().padStart(DECIMAL_SCALE + 1, '0');
   const integer = digits.slice(0, -DECIMAL_SCALE);
-  const fraction = digits.slice(-DECIMAL_SCALE).replace(/0+$/, '');
+  const fraction = digits.slice(-DECIMAL_SCALE).replace(TRAILING_ZEROS, '');
   return `${negative ? '-' : ''}${integer}${fraction ? '.' + fraction : ''}`;
 }
+
+const TRAILING_ZEROS = /0+$/;
 
 /** Compares two canonical decimals exactly (for >= 0 rules and the like). */
 export function compareDecimal(a: string, b: string): number {

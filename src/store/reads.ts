@@ -213,25 +213,27 @@ export class EntityReads {
     let page: MutableRecord[] = [];
     let delivered = 0;
     let lastRow: readonly unknown[] | undefined;
-    const rows = tx.iterateRows(sql, b.params.values)[Symbol.asyncIterator]();
+    const batches = tx.iterateRowBatches(sql, b.params.values, options.pageSize)[Symbol.asyncIterator]();
     // A consumer that stops early (its client went away, an error) ends this generator at a
     // yield: the statement must end with it, or its connection stays busy for the next reader.
     try {
-      for (;;) {
-        const next = await this.run(b, () => rows.next());
+      rows: for (;;) {
+        const next = await this.run(b, () => batches.next());
         if (next.done) break;
-        if (paging !== undefined && delivered === paging) {
-          // One row more than a page exists: the collection continues after the last delivered row.
-          end.result = { continueAfter: this.position(plan, lastRow!) };
-          break;
-        }
-        page.push(this.decode(plan.type, next.value));
-        lastRow = next.value;
-        delivered++;
-        if (page.length >= options.pageSize) {
-          await this.expand(tx, accountId, page, plan.expand);
-          yield { records: page };
-          page = [];
+        for (const row of next.value) {
+          if (paging !== undefined && delivered === paging) {
+            // One row more than a page exists: the collection continues after the last delivered row.
+            end.result = { continueAfter: this.position(plan, lastRow!) };
+            break rows;
+          }
+          page.push(this.decode(plan.type, row));
+          lastRow = row;
+          delivered++;
+          if (page.length >= options.pageSize) {
+            await this.expand(tx, accountId, page, plan.expand);
+            yield { records: page };
+            page = [];
+          }
         }
       }
       if (page.length > 0) {
@@ -239,7 +241,7 @@ export class EntityReads {
         yield { records: page };
       }
     } finally {
-      await rows.return?.();
+      await batches.return?.();
     }
     end.result ??= {};
   }

@@ -39,12 +39,19 @@ export interface SqlExecutor {
   rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]>;
   /** iterate() with rows as arrays. */
   iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]>;
+  /**
+   * iterateRows() handed over in batches of at most `batchRows` rows: one await per batch, not
+   * per row (a streamed feed takes its rows a page at a time anyway).
+   */
+  iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]>;
 }
 
 /** How an engine stores each Edm type: model values in, database values out. */
 export interface ValueCodec {
   encode(type: EdmType, value: EdmValue): SqlValue;
   decode(type: EdmType, raw: unknown): EdmValue;
+  /** decode() of one type, chosen once: a row decoder calls it for every column of every row. */
+  decoderOf(type: EdmType): (raw: unknown) => EdmValue;
 }
 
 export interface MigrationReport {

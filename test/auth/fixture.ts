@@ -66,6 +66,10 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
       calls++;
       return executor.iterateRows(sql, params);
     },
+    iterateRowBatches: (sql: string, params: readonly SqlValue[], batchRows: number) => {
+      calls++;
+      return executor.iterateRowBatches(sql, params, batchRows);
+    },
   });
   const wrapped: Store = {
     engine: store.engine,

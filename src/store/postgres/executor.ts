@@ -88,6 +88,10 @@ export class ConnectionExecutor implements SqlExecutor {
     return this.stream<unknown[]>(sql, params, true);
   }
 
+  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
+    yield* inBatches(this.stream<unknown[]>(sql, params, true), batchRows);
+  }
+
   async all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
     return (await this.query(sql, params)).rows as Row[];
   }
@@ -141,4 +145,20 @@ export class ConnectionExecutor implements SqlExecutor {
   end(): void {
     this.ended = true;
   }
+}
+
+/**
+ * Rows regrouped into batches of at most `size`. Every row of a FETCH is already in memory, so
+ * the regrouping costs nothing but the awaits it saves the consumer.
+ */
+export async function* inBatches<Row>(rows: AsyncIterable<Row>, size: number): AsyncIterable<Row[]> {
+  let batch: Row[] = [];
+  for await (const row of rows) {
+    batch.push(row);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
 }

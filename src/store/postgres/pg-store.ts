@@ -353,4 +353,8 @@ class DirectoryExecutor implements SqlExecutor {
   async *iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]> {
     yield* await this.rows(sql, params);
   }
+  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
+    const rows = await this.rows(sql, params);
+    for (let i = 0; i < rows.length; i += batchRows) yield rows.slice(i, i + batchRows);
+  }
 }

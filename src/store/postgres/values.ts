@@ -69,6 +69,17 @@ export const pgTypeParsers = {
   },
 };
 
+const isAbsent = (raw: unknown): raw is null | undefined => raw === null || raw === undefined;
+
+const DECODERS: Readonly<Record<EdmType, (raw: unknown) => EdmValue>> = {
+  'Edm.Int64': (raw) => (isAbsent(raw) ? null : typeof raw === 'bigint' ? raw : BigInt(raw as string | number)),
+  'Edm.Int32': (raw) => (isAbsent(raw) ? null : Number(raw)),
+  'Edm.DateTime': (raw) => (isAbsent(raw) ? null : Number(raw)),
+  'Edm.Decimal': (raw) => (isAbsent(raw) ? null : parseNumeric(String(raw))),
+  'Edm.Boolean': (raw) => (isAbsent(raw) ? null : raw === true || raw === 't' || raw === 'true'),
+  'Edm.String': (raw) => (isAbsent(raw) ? null : String(raw)),
+};
+
 export const pgCodec: ValueCodec = {
   encode(type: EdmType, value: EdmValue): SqlValue {
     if (value === null) return null;
@@ -83,19 +94,9 @@ export const pgCodec: ValueCodec = {
     }
   },
   decode(type: EdmType, raw: unknown): EdmValue {
-    if (raw === null || raw === undefined) return null;
-    switch (type) {
-      case 'Edm.Int64':
-        return typeof raw === 'bigint' ? raw : BigInt(raw as string | number);
-      case 'Edm.Int32':
-      case 'Edm.DateTime':
-        return Number(raw);
-      case 'Edm.Decimal':
-        return parseNumeric(String(raw));
-      case 'Edm.Boolean':
-        return raw === true || raw === 't' || raw === 'true';
-      case 'Edm.String':
-        return String(raw);
-    }
+    return DECODERS[type](raw);
+  },
+  decoderOf(type: EdmType): (raw: unknown) => EdmValue {
+    return DECODERS[type];
   },
 };

@@ -8,6 +8,17 @@ import type { SqlValue, ValueCodec } from '../store';
 
 const toBigInt = (raw: unknown): bigint => (typeof raw === 'bigint' ? raw : BigInt(raw as number));
 
+const isAbsent = (raw: unknown): raw is null | undefined => raw === null || raw === undefined;
+
+const DECODERS: Readonly<Record<EdmType, (raw: unknown) => EdmValue>> = {
+  'Edm.Int64': (raw) => (isAbsent(raw) ? null : toBigInt(raw)),
+  'Edm.Int32': (raw) => (isAbsent(raw) ? null : Number(raw)),
+  'Edm.DateTime': (raw) => (isAbsent(raw) ? null : Number(raw)),
+  'Edm.Decimal': (raw) => (isAbsent(raw) ? null : scaledToDecimal(toBigInt(raw))),
+  'Edm.Boolean': (raw) => (isAbsent(raw) ? null : Number(raw) !== 0),
+  'Edm.String': (raw) => (isAbsent(raw) ? null : String(raw)),
+};
+
 export const sqliteCodec: ValueCodec = {
   encode(type: EdmType, value: EdmValue): SqlValue {
     if (value === null) return null;
@@ -26,19 +37,9 @@ export const sqliteCodec: ValueCodec = {
     }
   },
   decode(type: EdmType, raw: unknown): EdmValue {
-    if (raw === null || raw === undefined) return null;
-    switch (type) {
-      case 'Edm.Int64':
-        return toBigInt(raw);
-      case 'Edm.Int32':
-      case 'Edm.DateTime':
-        return Number(raw);
-      case 'Edm.Decimal':
-        return scaledToDecimal(toBigInt(raw));
-      case 'Edm.Boolean':
-        return Number(raw) !== 0;
-      case 'Edm.String':
-        return String(raw);
-    }
+    return DECODERS[type](raw);
+  },
+  decoderOf(type: EdmType): (raw: unknown) => EdmValue {
+    return DECODERS[type];
   },
 };

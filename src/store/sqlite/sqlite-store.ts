@@ -118,6 +118,21 @@ class ConnectionExecutor implements SqlExecutor {
     for (const row of p.rawStatement.iterate(...bindings(p, params))) yield row as unknown[];
   }
 
+  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
+    const p = this.prepareRaw(sql);
+    let batch: unknown[][] = [];
+    // Read synchronously up to a batch: a consumer that stops early ends this loop at a yield,
+    // and for…of then ends the statement.
+    for (const row of p.rawStatement.iterate(...bindings(p, params))) {
+      batch.push(row as unknown[]);
+      if (batch.length >= batchRows) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
   async all<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
     const p = this.prepare(sql);
     return p.statement.all(...bindings(p, params)) as Row[];
@@ -225,6 +240,10 @@ class DirectoryExecutor implements SqlExecutor {
   async *iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]> {
     const rows = await this.rows(sql, params);
     yield* rows;
+  }
+  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
+    const rows = await this.rows(sql, params);
+    for (let i = 0; i < rows.length; i += batchRows) yield rows.slice(i, i + batchRows);
   }
 }
 
