@@ -10,8 +10,10 @@ export const DEFAULT_DATABASE_URL = 'sqlite:./data/catalogue.db';
 
 export { ConfigurationError } from './errors';
 
-/** Settings that only the PostgreSQL adapter uses. */
+/** Settings of the adapters (all but sqliteMmapBytes are PostgreSQL's). */
 export interface DatabaseOptions {
+  /** SQLite: bytes of the file read through a memory map (SQLITE_MMAP_MB), 0 for none. */
+  readonly sqliteMmapBytes?: number;
   /** The owner role's URL, for migrations (DATABASE_OWNER_URL). */
   readonly ownerUrl?: string | undefined;
   /** Connections at most per process (DATABASE_POOL_SIZE). */
@@ -36,7 +38,8 @@ export function sqliteFileOf(databaseUrl: string): string {
 
 export function openStore(databaseUrl: string = DEFAULT_DATABASE_URL, options: DatabaseOptions = {}): Store {
   const tables = buildSchema(model);
-  if (isPostgresUrl(databaseUrl)) return new PostgresStore({ url: databaseUrl, tables, ...options });
+  const { sqliteMmapBytes, ...postgres } = options;
+  if (isPostgresUrl(databaseUrl)) return new PostgresStore({ url: databaseUrl, tables, ...postgres });
   if (options.ownerUrl) throw new ConfigurationError('DATABASE_OWNER_URL is for PostgreSQL; DATABASE_URL names a SQLite database');
-  return new SqliteStore({ file: sqliteFileOf(databaseUrl), tables });
+  return new SqliteStore({ file: sqliteFileOf(databaseUrl), tables, mmapBytes: sqliteMmapBytes ?? 0 });
 }

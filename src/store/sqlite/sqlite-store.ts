@@ -253,15 +253,26 @@ const MAX_READERS = 8;
 export interface SqliteOptions {
   readonly file: string;
   readonly tables: readonly TableDef[];
+  /**
+   * Bytes of the database file each connection reads through a memory map (SQLITE_MMAP_MB; 0,
+   * the default: none). Reads then cost no system call per page and every connection shares the
+   * operating system's cache instead of warming its own: a GET by key took about a quarter less
+   * CPU in the bench. But the mapped pages count in the process's resident set (the export's peak
+   * rose from about 130 to 164 MB), and an I/O error on the file becomes a signal rather than an
+   * error, so it is the operator's choice.
+   */
+  readonly mmapBytes?: number;
 }
 
-function openConnection(file: string): Database.Database {
+function openConnection(file: string, mmapBytes: number): Database.Database {
   // Callers get the executor from openExecutor(); this only opens and checks the connection.
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // Pages read through a memory map instead of a read() each: see SqliteOptions.mmapBytes.
+  if (mmapBytes > 0) db.pragma(`mmap_size = ${Math.floor(mmapBytes)}`);
   // Read the settings back: a build or file system that silently ignores them must not start.
   const journal = String(db.pragma('journal_mode', { simple: true }));
   const synchronous = Number(db.pragma('synchronous', { simple: true }));
@@ -272,8 +283,8 @@ function openConnection(file: string): Database.Database {
   return db;
 }
 
-function openExecutor(file: string): { db: Database.Database; executor: ConnectionExecutor } {
-  const db = openConnection(file);
+function openExecutor(file: string, mmapBytes: number): { db: Database.Database; executor: ConnectionExecutor } {
+  const db = openConnection(file, mmapBytes);
   registerFunctions(db);
   return { db, executor: new ConnectionExecutor(db) };
 }
@@ -293,10 +304,10 @@ export class SqliteStore implements Store {
 
   constructor(private readonly options: SqliteOptions) {
     if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
-    const writer = openExecutor(options.file);
+    const writer = openExecutor(options.file, options.mmapBytes ?? 0);
     this.writerDb = writer.db;
     this.writer = writer.executor;
-    this.readers = new ReaderPool(() => openExecutor(options.file), MAX_READERS);
+    this.readers = new ReaderPool(() => openExecutor(options.file, options.mmapBytes ?? 0), MAX_READERS);
     this.directory = new DirectoryExecutor(this.readers);
   }
 
