@@ -120,7 +120,25 @@ function makeCtx(root: string, v2: boolean, select: ReadonlySet<string> | undefi
   return { root, v2, selection: select === undefined ? undefined : compileSelection(select), children: new Map() };
 }
 
+/**
+ * Contexts without $select, by version and service root: a request makes a new WriteContext,
+ * but nearly all of them write the same root, and escaping it again cost several µs per GET.
+ */
+const plainCtxByRoot = new Map<string, Ctx>();
+const PLAIN_CONTEXTS = 64;
+
 function ctxOf(ctx: WriteContext): Ctx {
+  if (ctx.select === undefined) {
+    const key = (ctx.version === 2 ? '2' : '1') + ctx.serviceRoot;
+    let plain = plainCtxByRoot.get(key);
+    if (plain === undefined) {
+      plain = makeCtx(JSON.stringify(ctx.serviceRoot).slice(1, -1), ctx.version === 2, undefined);
+      // Roots come from the Host header: a client that varies it only refills the table.
+      if (plainCtxByRoot.size >= PLAIN_CONTEXTS) plainCtxByRoot.clear();
+      plainCtxByRoot.set(key, plain);
+    }
+    return plain;
+  }
   let c = ctxCache.get(ctx);
   if (c === undefined) {
     c = makeCtx(JSON.stringify(ctx.serviceRoot).slice(1, -1), ctx.version === 2, ctx.select);

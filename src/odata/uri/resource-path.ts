@@ -224,7 +224,8 @@ function readLinks(model: Model, segments: readonly Segment[], at: number, type:
 function keyOf(segment: Segment, type: EntityTypeDef): bigint | undefined {
   const predicate = segment.predicate;
   if (predicate === undefined) return undefined;
-  const where = `the key predicate of the segment '${quote(segment.text)}'`;
+  // Only for messages: quoting costs more than parsing a valid key, which every GET by key does.
+  const where = () => `the key predicate of the segment '${quote(segment.text)}'`;
   if (predicate.length > MAX_KEY_PREDICATE) {
     throw badRequest(`The key predicate of the segment '${quote(segment.text)}' is longer than ${MAX_KEY_PREDICATE} characters.`);
   }
@@ -239,16 +240,16 @@ function keyOf(segment: Segment, type: EntityTypeDef): bigint | undefined {
     const name = literal.slice(0, eq).trim();
     if (name !== keyName) {
       throw badRequest(
-        `In ${where}, '${quote(name)}' is not the key of ${type.name}; write (42L) or (${keyName}=42L).`,
+        `In ${where()}, '${quote(name)}' is not the key of ${type.name}; write (42L) or (${keyName}=42L).`,
       );
     }
     literal = literal.slice(eq + 1).trim();
-    if (literal === '') throw badRequest(`In ${where}, the key ${keyName} has no value.`);
+    if (literal === '') throw badRequest(`In ${where()}, the key ${keyName} has no value.`);
   }
   const m = /^(-?)([0-9]+)[Ll]?$/.exec(literal);
   if (!m) {
     throw badRequest(
-      `In ${where}, '${quote(literal)}' is not an Int64 key literal; keys are written (42L) or (${keyName}=42L).`,
+      `In ${where()}, '${quote(literal)}' is not an Int64 key literal; keys are written (42L) or (${keyName}=42L).`,
     );
   }
   const digits = (m[2] ?? '').replace(/^0+(?=[0-9])/, '');
