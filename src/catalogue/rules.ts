@@ -292,6 +292,13 @@ const placements: Readonly<Record<string, Rule>> = {
   ProductImage: (ctx) => placeImage({ ...ctx, at: ctx.row.ModificationDate as number }),
 };
 
+/**
+ * Whether the rules of this type's writes may change the row itself in the database before it is
+ * stored (a placement parks an image's Type while it makes room): then the row as read before
+ * them no longer tells which columns already hold their new values.
+ */
+export const placementsRewrite = (type: EntityTypeDef): boolean => placements[type.name] !== undefined;
+
 /** What a delete changes in other rows, by set: only these sets need the row before it goes. */
 const deleteFollowUps: Readonly<Record<string, (ctx: RuleContext, at: number) => Promise<void>>> = {
   ProductImage: (ctx, at) => closeImageGap({ ...ctx, at }),

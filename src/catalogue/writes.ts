@@ -13,7 +13,7 @@ import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { findNavigation } from '../model/define';
 import { takesInlineEntities } from './deep-insert';
-import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps } from './rules';
+import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps, placementsRewrite } from './rules';
 import { applyPayload, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
@@ -141,7 +141,7 @@ export class CatalogueWrites {
     const row = applyPayload(type, values, mode, stored, this.clock.now());
     const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored, sent: new Set(values.keys()) };
     await checkRules(ctx);
-    const version = await this.entities.update(tx, accountId, type, id, row);
+    const version = await this.entities.update(tx, accountId, type, id, row, placementsRewrite(type) ? undefined : stored.values);
     await applyFollowUps(ctx);
     // Read back when follow-ups (order history) may have changed the row again.
     if (version !== undefined && !followUpsRewrite(type)) return version;

@@ -7,23 +7,44 @@ function incomplete(): ODataError {
   return new ODataError(400, 'The request body did not arrive completely: the connection was closed or timed out.');
 }
 
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * The body, read with the stream's events: an async iterator over the request (for await) cost
+ * about 3% of a MERGE in setting itself up and tearing itself down. Past the limit the request is
+ * destroyed, as leaving such a loop early did: nothing more of it is read.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
+  // Read already (nothing calls this twice today): there is nothing more, as for await found.
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (error: Error | undefined) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (error) reject(error);
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) throw tooLarge(limit);
+      if (size > limit) {
+        settle(tooLarge(limit));
+        req.destroy();
+        return;
+      }
       chunks.push(chunk);
-    }
-  } catch (error) {
+    };
+    const onEnd = () => settle(undefined);
     // A client that hangs up or stalls past the request timeout mid-body is no fault of ours:
     // an ODataError, so it is neither logged with a stack nor answered as a 500.
-    if (error instanceof ODataError) throw error;
-    if ((error as { code?: string }).code === 'ECONNRESET' || req.destroyed) throw incomplete();
-    throw error;
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    const onError = (error: Error) => settle((error as { code?: string }).code === 'ECONNRESET' || req.destroyed ? incomplete() : error);
+    const onClose = () => settle(incomplete());
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }

@@ -135,6 +135,8 @@ export class EntityStore {
   private readonly navigationSqlCache = new Map<NavigationDef, NavigationSql>();
   /** Per type, for this store's codec. */
   private readonly rowDecoders = new Map<EntityTypeDef, RowDecoder>();
+  /** UPDATE statements per type, by the columns they set. */
+  private readonly updateSqlCache = new Map<EntityTypeDef, Map<string, { sql: string; keyed: readonly PropertyDef[] }>>();
 
   constructor(
     readonly model: Model,
@@ -252,20 +254,55 @@ export class EntityStore {
   }
 
   /** Writes the given values; answers the row's version after it (undefined: nothing to write, or no such row). */
-  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
-    const props = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
-    if (props.length === 0) return undefined;
-    // A property with a comparison key is written together with its key.
-    const keyed = props.filter((p) => comparisonKeyColumn(p) !== undefined);
-    const assignments = [...props.map((p) => `${q(p.column)} = ?`), ...keyed.map((p) => `${q(comparisonKeyColumn(p)!)} = ?`)];
-    // RETURNING the version saves reading it back in another round trip.
-    const sql = `UPDATE ${typeSql(type).table} SET ${assignments.join(', ')}${versionBumpFor(props)} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`;
+  async update(
+    tx: SqlExecutor,
+    accountId: number,
+    type: EntityTypeDef,
+    id: bigint,
+    values: Readonly<Record<string, EdmValue>>,
+    /** The row as this transaction read it: columns that already hold their new value are not written. */
+    stored?: Readonly<Record<string, EdmValue>>,
+  ): Promise<bigint | undefined> {
+    const written = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
+    if (written.length === 0) return undefined;
+    // A column set to the value it holds still costs SQLite its index entries and, for a foreign
+    // key, a lookup of the parent: a MERGE of one property would pay for every other one.
+    // The version still moves by what the client wrote (versionBumpFor), as an ETag must.
+    const changed = stored === undefined ? written : written.filter((p) => (values[p.name] ?? null) !== (stored[p.name] ?? null));
+    const statement = this.updateStatement(type, changed, versionBumpFor(written) !== '');
+    if (statement === undefined) return undefined;
     try {
-      const row = await tx.get<{ v: unknown }>(sql, [...props.map((p) => this.encode(p, values[p.name]!)), ...keyed.map((p) => keyOf(values[p.name])), accountId, id]);
+      const row = await tx.get<{ v: unknown }>(statement.sql, [
+        ...changed.map((p) => this.encode(p, values[p.name]!)),
+        ...statement.keyed.map((p) => keyOf(values[p.name])),
+        accountId,
+        id,
+      ]);
       return row ? (this.store.codec.decode('Edm.Int64', row.v) as bigint) : undefined;
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;
     }
+  }
+
+  /** The UPDATE of these columns (with their comparison keys) and maybe the version, once per shape. */
+  private updateStatement(type: EntityTypeDef, changed: readonly PropertyDef[], bumpVersion: boolean): { sql: string; keyed: readonly PropertyDef[] } | undefined {
+    let byShape = this.updateSqlCache.get(type);
+    if (byShape === undefined) this.updateSqlCache.set(type, (byShape = new Map()));
+    const shape = (bumpVersion ? '+' : '') + changed.map((p) => p.name).join(',');
+    let statement = byShape.get(shape);
+    if (statement === undefined) {
+      // A property with a comparison key is written together with its key.
+      const keyed = changed.filter((p) => comparisonKeyColumn(p) !== undefined);
+      const assignments = [...changed.map((p) => `${q(p.column)} = ?`), ...keyed.map((p) => `${q(comparisonKeyColumn(p)!)} = ?`)];
+      if (bumpVersion) assignments.push(`${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1`);
+      if (assignments.length === 0) return undefined;
+      // RETURNING the version saves reading it back in another round trip.
+      statement = { sql: `UPDATE ${typeSql(type).table} SET ${assignments.join(', ')} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`, keyed };
+      // The shapes are the subsets of properties clients change together: few, but not bounded.
+      if (byShape.size >= 256) byShape.clear();
+      byShape.set(shape, statement);
+    }
+    return statement;
   }
 
   /**

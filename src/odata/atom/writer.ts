@@ -199,7 +199,8 @@ function propertyElement(p: PropertyTemplate, value: EdmValue | undefined): stri
     const s = value as string;
     return (EDGE_WHITESPACE.test(s) ? p.openPreserve : p.open) + xmlText(s) + p.close;
   }
-  return p.open + escapeXml(toXmlText(p.def.type, value)) + p.close;
+  // The text of a number, a Boolean or a date holds nothing XML would escape.
+  return p.open + toXmlText(p.def.type, value) + p.close;
 }
 
 type Expanded = EntityRecord | null | readonly EntityRecord[];
