@@ -6,9 +6,7 @@
  * - write: READ COMMITTED, serialised per account by a transaction-scoped advisory lock, so the
  *   rule checks (counts, uniqueness) that run before an insert hold exactly across any number of
  *   processes, as SQLite's single writer guarantees in one; resolved only after COMMIT returned
- *   (synchronous_commit stays on). The writes of one account that arrive together share that
- *   transaction (group commit, as SQLite's writer does): each runs in its own SAVEPOINT, so one
- *   that fails is undone alone, and all are answered after the one COMMIT;
+ *   (synchronous_commit stays on);
  * - directory statements (auth tables) run with no tenant set.
  * close() waits for the transactions in flight, then ends the pool.
  */
@@ -47,24 +45,6 @@ export const DEFAULT_POOL_WAIT_MS = 3_000;
 
 /** What node-pg's pool rejects a waiting connect() with when connectionTimeoutMillis ran out. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
-
-/**
- * Writes of one account per shared COMMIT at most: bounds the latency one commit adds to the
- * first write in it, and how long the account's lock is held at a time.
- */
-const MAX_JOBS_PER_COMMIT = 64;
-/**
- * Once a batch has run this long, its remaining writes wait for the next one: every write of a
- * batch is answered after its COMMIT, so without a bound one slow write (a large deep insert)
- * would delay every write that happened to be queued with it, not only those behind it.
- */
-const BATCH_TIME_BUDGET_MS = 20;
-
-interface WriteJob {
-  run(tx: SqlExecutor): Promise<unknown>;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
 
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
@@ -123,9 +103,6 @@ export class PostgresStore implements Store {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing: Promise<void> | undefined;
-  /** Per account with writes under way: the writes waiting for the next shared COMMIT. */
-  private readonly writeQueues = new Map<number, WriteJob[]>();
-  private commitListener: ((writes: number) => void) | undefined;
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
@@ -181,110 +158,9 @@ export class PostgresStore implements Store {
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    if (this.closing) return Promise.reject(new Error('The store is closed'));
-    // Counted from now: close() waits for writes that are queued as for those that run.
-    this.inFlight++;
-    return new Promise<T>((resolve, reject) => {
-      const settled = () => {
-        if (--this.inFlight === 0) this.drained?.();
-      };
-      const job: WriteJob = {
-        run: fn,
-        resolve: (value) => {
-          settled();
-          resolve(value as T);
-        },
-        reject: (error) => {
-          settled();
-          reject(error);
-        },
-      };
-      const queue = this.writeQueues.get(accountId);
-      // A batch of this account is running or about to: this write goes with the next one.
-      if (queue) {
-        queue.push(job);
-        return;
-      }
-      this.writeQueues.set(accountId, [job]);
-      // The first write of a turn waits for the check phase: the writes of the same account that
-      // the same poll phase read are queued by then and share its COMMIT.
-      setImmediate(() => void this.drainAccount(accountId));
-    });
-  }
-
-  /** Commits one batch of the account's queue; the next batch follows in a later turn. */
-  private async drainAccount(accountId: number): Promise<void> {
-    const queue = this.writeQueues.get(accountId)!;
-    try {
-      const left = await this.commitBatch(accountId, queue.splice(0, MAX_JOBS_PER_COMMIT));
-      // Writes the time budget left out go first in the next batch, in their order.
-      queue.unshift(...left);
-    } finally {
-      if (queue.length > 0) setImmediate(() => void this.drainAccount(accountId));
-      else this.writeQueues.delete(accountId);
-    }
-  }
-
-  /**
-   * One transaction for the batch: BEGIN, the tenant and the account's lock, then each write in
-   * its own SAVEPOINT, one after the other (each sees the writes before it), then one COMMIT.
-   * Answers the writes left for the next batch (BATCH_TIME_BUDGET_MS).
-   * Every write is answered only after the COMMIT returned; if the transaction fails (the
-   * COMMIT, the connection, the pool's wait), every write of the batch fails and none is kept.
-   */
-  private async commitBatch(accountId: number, queued: readonly WriteJob[]): Promise<WriteJob[]> {
-    const outcomes: { ok: boolean; value: unknown }[] = [];
-    let batch = queued;
-    let left: WriteJob[] = [];
-    try {
-      await this.withConnection(
-        async (client, cache, discard) => {
-          const tx = new ConnectionExecutor(client, cache, true);
-          sendTogether(client);
-          const begun = client.query('BEGIN');
-          tx.after(Promise.all([begun, tx.query(SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId])]));
-          try {
-            // The first write starts once the account's lock is held, so that everything it does
-            // (reading the clock for timestamps included) happens in the order writes are serialised.
-            await tx.settled();
-            const started = performance.now();
-            for (let i = 0; i < queued.length; i++) {
-              if (i > 0 && performance.now() - started > BATCH_TIME_BUDGET_MS) {
-                batch = queued.slice(0, i);
-                left = queued.slice(i);
-                break;
-              }
-              outcomes.push(await runInSavepoint(tx, queued[i]!));
-            }
-            sendTogether(client);
-            tx.sendDeferred();
-            const committed = client.query('COMMIT');
-            committed.catch(() => undefined);
-            await tx.settled();
-            tx.end();
-            // COMMIT returns once the commit is durable (synchronous_commit is on): only then
-            // are the writes acknowledged.
-            await committed;
-          } catch (error) {
-            tx.end();
-            await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
-            throw error;
-          }
-        },
-        { draining: true },
-      );
-    } catch (error) {
-      // The writes that ran are lost with the transaction; those left out never ran.
-      for (const job of batch) job.reject(error);
-      return left;
-    }
-    this.commitListener?.(batch.length);
-    batch.forEach((job, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) job.resolve(outcome.value);
-      else job.reject(outcome.value);
-    });
-    return left;
+    // fn starts once the account's lock is held, so that everything it does (reading the clock
+    // for timestamps included) happens in the order the writes are serialised.
+    return this.transaction('BEGIN', SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId], 'awaited', fn);
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -304,9 +180,8 @@ export class PostgresStore implements Store {
     return { writeQueueDepth: 0, pool: { inUse: totalCount - idleCount, idle: idleCount, waiting: waitingCount } };
   }
 
-  observeCommits(listener: (writes: number) => void): void {
-    this.commitListener = listener;
-  }
+  /** Every write commits on its own connection: there are no shared commits to report. */
+  observeCommits(): void {}
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
     const row = await tx.get<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id`);
@@ -325,12 +200,8 @@ export class PostgresStore implements Store {
    * pooler). It goes back to the pool with evicted statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
    * discards a connection that the server or the network dropped).
    */
-  async withConnection<T>(
-    fn: (client: pg.PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>,
-    /** A batch of writes queued before close(): it still runs, and close() waits for it. */
-    options: { readonly draining?: boolean } = {},
-  ): Promise<T> {
-    if (this.closing && !options.draining) throw new Error('The store is closed');
+  async withConnection<T>(fn: (client: pg.PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>): Promise<T> {
+    if (this.closing) throw new Error('The store is closed');
     this.inFlight++;
     try {
       const client = await this.pool.connect().catch((error: Error) => {
@@ -412,27 +283,6 @@ export class PostgresStore implements Store {
       await this.pool.end();
     })();
     return this.closing;
-  }
-}
-
-/**
- * One write of a batch in its own SAVEPOINT. The SAVEPOINT goes out with the write's first
- * statement and the RELEASE with the next write's (or the COMMIT): a write in a batch costs no
- * round trip more than a write alone. A write that fails is rolled back to its savepoint, which
- * also closes what cursors it opened, and the batch goes on.
- */
-async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob): Promise<{ ok: boolean; value: unknown }> {
-  tx.after(tx.query('SAVEPOINT write_job'));
-  try {
-    const value = await job.run(tx);
-    tx.defer('RELEASE SAVEPOINT write_job');
-    return { ok: true, value };
-  } catch (error) {
-    // Should the rollback itself fail, the connection is unusable: the whole batch fails.
-    tx.discardDeferred();
-    await tx.query('ROLLBACK TO SAVEPOINT write_job');
-    tx.defer('RELEASE SAVEPOINT write_job');
-    return { ok: false, value: error };
   }
 }
 
