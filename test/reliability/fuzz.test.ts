@@ -6,7 +6,7 @@
  * another against one live service, 8 requests in flight (32 raw sockets, which mostly wait for timeouts).
  * Every problem found is also written in full to test-results/fuzz-problems-<engine>-<area>.log.
  *
- * Every case, whatever it is: no 5xx; answered in under 1 s (timed one by one; a request that
+ * Every case, whatever it is: no 5xx; answered before the hang bound (5 s, timed one by one; a request that
  * never completes must instead get the server's own 408); an error answer is an OData error in
  * the request's format without internals; a $batch 202 is complete and holds no inner 5xx; a
  * foreign account's key answers 404. After every 500 cases a health probe on a new connection
@@ -46,8 +46,8 @@ const IN_FLIGHT = 8;
 /**
  * $batch cases of one seller: their changesets serialize on the account's write lock (PostgreSQL's
  * advisory lock, SQLite's one writer), so each answer's time includes waiting for the others in
- * flight. Four keep that queue short enough that the 1 s bound measures the service, not the
- * queue, on a loaded 2-core CI machine (eight in flight reached 964 ms on PostgreSQL there).
+ * flight. Four keep that queue short, so that the slowest answers reported measure the service,
+ * not the queue (eight in flight reached 964 ms on PostgreSQL on a loaded 2-core CI machine).
  */
 const BATCH_IN_FLIGHT = 4;
 
@@ -125,7 +125,7 @@ after(async () => {
 /** Runs one area's cases and checks its answers; its figures join the total. */
 function areaTest(area: (typeof AREAS)[number], index: number): void {
   const count = Math.round(TOTAL * area.share);
-  test(`${area.name}: ${count} cases, no 5xx, each answered in under 1 s, errors are OData errors in the request's format`, { timeout: byTier(120_000, 900_000) }, async (t) => {
+  test(`${area.name}: ${count} cases, no 5xx, each answered before the hang bound, errors are OData errors in the request's format`, { timeout: byTier(120_000, 900_000) }, async (t) => {
     const cases = area.generate(SEED + index, count, ctx);
     assert.equal(cases.length, count);
     const stats = new Stats();

@@ -41,11 +41,11 @@ export interface RawCase {
   /** 'answer': an HTTP answer must come; 'either': an answer or a plain close; 'none': nothing is awaited. */
   readonly expect: 'answer' | 'either' | 'none';
   /**
-   * How long after the last write the answer may take; over 1 s only where the answer is the
-   * server's own timeout (a request that never completes).
+   * How long after the last write the answer may take: the hang bound, or more where the answer
+   * is the server's own timeout (a request that never completes).
    */
   readonly boundMs: number;
-  /** Whether the answer is a timeout by design (counted apart from the 1 s answers). */
+  /** Whether the answer is a timeout by design (counted apart from the other answers). */
   readonly waitsForTimeout?: boolean;
 }
 

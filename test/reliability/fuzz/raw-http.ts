@@ -6,7 +6,7 @@
  * never (the server must time out with 408 and stay up).
  */
 import type { FuzzContext, RawCase, RawStep } from './cases';
-import { ANSWER_BOUND_MS } from './runner';
+import { HANG_BOUND_MS } from './runner';
 import { Gen, ODD_CHARACTERS, mutate } from './gen';
 
 const bytes = (text: string, encoding: BufferEncoding = 'latin1') => Buffer.from(text, encoding);
@@ -24,7 +24,7 @@ export function rawHttpCases(seed: number, count: number, ctx: FuzzContext): Raw
   const g = new Gen(seed);
   const cases: RawCase[] = [];
   const add = (name: string, steps: RawStep[], expect: RawCase['expect'], finish: RawCase['finish'] = 'keep', extra: Partial<RawCase> = {}) =>
-    cases.push({ area: 'http', name, steps, expect, finish, boundMs: ANSWER_BOUND_MS, ...extra });
+    cases.push({ area: 'http', name, steps, expect, finish, boundMs: HANG_BOUND_MS, ...extra });
   for (let i = 0; i < count; i++) {
     switch (g.int(0, 21)) {
       case 0: {

@@ -1,6 +1,6 @@
 /**
  * Sends fuzz cases to a live service with several in flight, times each answer, and checks
- * what every answer must be whatever the case: no 5xx; under 1 s; an error is an OData error in
+ * what every answer must be whatever the case: no 5xx; an answer before the hang bound; an error is an OData error in
  * the request's format, with no stack trace or SQL text in it; a $batch 202 is a complete
  * multipart answer with no inner 5xx. After each slice of cases a health probe on a fresh
  * connection proves the service still answers. Problems are collected, not thrown, so that one
@@ -12,7 +12,14 @@ import type { HttpResponse } from '../../support/http-client';
 import type { Seller } from '../../support/live-service';
 import { isRaw, type FuzzCase, type HttpCase, type RawCase } from './cases';
 
-export const ANSWER_BOUND_MS = 1000;
+/**
+ * A liveness bound, not a speed claim (speed is the bench's, and the slowest answers are reported
+ * as figures): it lies above the longest wait the service allows itself before it answers anyway
+ * (3 s for a pooled connection, then 503), so only a request the service lost or stalled crosses
+ * it. A bound of 1 s once stood here and failed CI when a PostgreSQL COMMIT on a loaded 2-core
+ * machine took 1.1 s.
+ */
+export const HANG_BOUND_MS = 5000;
 
 const METADATA_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices/metadata';
 const XML_ERROR = new RegExp(
@@ -27,7 +34,7 @@ export class Stats {
   /** Health probes that got no 200: the service stopped answering (in-process, a real crash ends the run itself). */
   crashes = 0;
   slowAnswers = 0;
-  /** Raw cases answered by the server's timeout (not bounded by 1 s; bounded by their own limit). */
+  /** Raw cases answered by the server's timeout (bounded by their own limit, not by the hang bound). */
   timeoutAnswers = 0;
   readonly durations: number[] = [];
   readonly statuses = new Map<number, number>();
@@ -165,7 +172,7 @@ export class FuzzRunner {
       if (res.status !== 200 || !res.body.includes('"status":"alive"')) {
         this.stats.crashes++;
         this.stats.problem(`health probe: ${res.status}: ${res.body.slice(0, 200)}`);
-      } else if (ms > ANSWER_BOUND_MS) {
+      } else if (ms > HANG_BOUND_MS) {
         this.stats.slowAnswers++;
         this.stats.problem(`health probe: answered in ${Math.round(ms)} ms`);
       }
@@ -195,7 +202,7 @@ export class FuzzRunner {
     // A 408 to a request that never completed is timed by its own bound, not among the answers.
     if (timedOutByDesign) this.stats.timeoutAnswers++;
     else this.stats.noteDuration(ms, () => `${status} ${describeCase(c)}`);
-    if (!timedOutByDesign && ms > ANSWER_BOUND_MS) {
+    if (!timedOutByDesign && ms > HANG_BOUND_MS) {
       this.stats.slowAnswers++;
       this.stats.problem(`${describeCase(c)}: answered in ${Math.round(ms)} ms`);
     }
@@ -238,6 +245,8 @@ export class FuzzRunner {
     this.judge(c, outcome.ms, answer.status, () => {
       if (answer.status === 0) return `not an HTTP/1.1 answer: ${JSON.stringify(answer.body.slice(0, 200))}`;
       if (c.waitsForTimeout && outcome.ms > c.boundMs) return `answered after ${Math.round(outcome.ms)} ms, over its bound of ${c.boundMs} ms`;
+      // A complete request must be answered at once: a 408 means the server waited for more.
+      if (!c.waitsForTimeout && answer.status === 408) return `408 after ${Math.round(outcome.ms)} ms to a request that was complete`;
       if (answer.status >= 400) {
         const problem = errorProblem(answer.contentType, answer.body, 'any');
         return problem ? `${answer.status}: ${problem}: ${answer.body.slice(0, 300)}` : undefined;
@@ -268,7 +277,7 @@ function sendOnce(origin: string, c: Pick<HttpCase, 'method' | 'target' | 'heade
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
       res.on('error', reject);
     });
-    // A guard far above the 1 s bound: a hang shows up as a problem, not as a stuck suite.
+    // A guard far above the hang bound: a hang shows up as a problem, not as a stuck suite.
     req.setTimeout(15_000, () => req.destroy(new Error('no answer within 15 s')));
     req.on('error', (error: Error & { code?: string; reusedSocket?: boolean }) => {
       if (req.reusedSocket && error.code === 'ECONNRESET') error.reusedSocket = true;
