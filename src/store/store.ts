@@ -100,7 +100,7 @@ export interface Store {
   stats(): StoreStats;
   /**
    * Calls `listener` after every COMMIT of queued writes with the number of writes it held
-   * (SQLite's group commit); engines that commit each write alone never call it.
+   * (group commit: SQLite's single writer, and PostgreSQL's batch per account).
    */
   observeCommits(listener: (writes: number) => void): void;
   /** `count` values of the id sequence at once (bulk writes), in ascending order. */

@@ -59,6 +59,14 @@ export class ConnectionExecutor implements SqlExecutor {
     this.deferred.push(sql);
   }
 
+  /**
+   * Forgets the deferred statements unsent: after a rollback to a savepoint, the cursors they
+   * would close are closed already, and the transaction would refuse them while it is aborted.
+   */
+  discardDeferred(): void {
+    this.deferred.length = 0;
+  }
+
   /** Sends the deferred statements; the next statement (or settled()) waits for them. */
   sendDeferred(): void {
     for (const sql of this.deferred.splice(0)) this.after(this.send(sql, [], false));

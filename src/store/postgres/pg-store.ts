@@ -6,7 +6,9 @@
  * - write: READ COMMITTED, serialised per account by a transaction-scoped advisory lock, so the
  *   rule checks (counts, uniqueness) that run before an insert hold exactly across any number of
  *   processes, as SQLite's single writer guarantees in one; resolved only after COMMIT returned
- *   (synchronous_commit stays on);
+ *   (synchronous_commit stays on). The writes of one account that arrive together share that
+ *   transaction (group commit, as SQLite's writer does): each runs in its own SAVEPOINT, so one
+ *   that fails is undone alone, and all are answered after the one COMMIT;
  * - directory statements (auth tables) run with no tenant set.
  * close() waits for the transactions in flight, then ends the pool.
  */
@@ -45,6 +47,18 @@ export const DEFAULT_POOL_WAIT_MS = 3_000;
 
 /** What node-pg's pool rejects a waiting connect() with when connectionTimeoutMillis ran out. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
+
+/**
+ * Writes of one account per shared COMMIT at most: bounds the latency one commit adds to the
+ * first write in it, and how long the account's lock is held at a time.
+ */
+const MAX_JOBS_PER_COMMIT = 64;
+
+interface WriteJob {
+  run(tx: SqlExecutor): Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
 
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
@@ -103,6 +117,9 @@ export class PostgresStore implements Store {
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing: Promise<void> | undefined;
+  /** Per account with writes under way: the writes waiting for the next shared COMMIT. */
+  private readonly writeQueues = new Map<number, WriteJob[]>();
+  private commitListener: ((writes: number) => void) | undefined;
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
@@ -158,9 +175,95 @@ export class PostgresStore implements Store {
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    // fn starts once the account's lock is held, so that everything it does (reading the clock
-    // for timestamps included) happens in the order the writes are serialised.
-    return this.transaction('BEGIN', SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId], 'awaited', fn);
+    if (this.closing) return Promise.reject(new Error('The store is closed'));
+    // Counted from now: close() waits for writes that are queued as for those that run.
+    this.inFlight++;
+    return new Promise<T>((resolve, reject) => {
+      const settled = () => {
+        if (--this.inFlight === 0) this.drained?.();
+      };
+      const job: WriteJob = {
+        run: fn,
+        resolve: (value) => {
+          settled();
+          resolve(value as T);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      };
+      const queue = this.writeQueues.get(accountId);
+      // A batch of this account is running or about to: this write goes with the next one.
+      if (queue) {
+        queue.push(job);
+        return;
+      }
+      this.writeQueues.set(accountId, [job]);
+      // The first write of a turn waits for the check phase: the writes of the same account that
+      // the same poll phase read are queued by then and share its COMMIT.
+      setImmediate(() => void this.drainAccount(accountId));
+    });
+  }
+
+  /** Commits one batch of the account's queue; the next batch follows in a later turn. */
+  private async drainAccount(accountId: number): Promise<void> {
+    const queue = this.writeQueues.get(accountId)!;
+    try {
+      await this.commitBatch(accountId, queue.splice(0, MAX_JOBS_PER_COMMIT));
+    } finally {
+      if (queue.length > 0) setImmediate(() => void this.drainAccount(accountId));
+      else this.writeQueues.delete(accountId);
+    }
+  }
+
+  /**
+   * One transaction for the batch: BEGIN, the tenant and the account's lock, then each write in
+   * its own SAVEPOINT, one after the other (each sees the writes before it), then one COMMIT.
+   * Every write is answered only after the COMMIT returned; if the transaction fails (the
+   * COMMIT, the connection, the pool's wait), every write of the batch fails and none is kept.
+   */
+  private async commitBatch(accountId: number, batch: readonly WriteJob[]): Promise<void> {
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      await this.withConnection(
+        async (client, cache, discard) => {
+          const tx = new ConnectionExecutor(client, cache, true);
+          sendTogether(client);
+          const begun = client.query('BEGIN');
+          tx.after(Promise.all([begun, tx.query(SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId])]));
+          try {
+            // The first write starts once the account's lock is held, so that everything it does
+            // (reading the clock for timestamps included) happens in the order writes are serialised.
+            await tx.settled();
+            for (const job of batch) outcomes.push(await runInSavepoint(tx, job));
+            sendTogether(client);
+            tx.sendDeferred();
+            const committed = client.query('COMMIT');
+            committed.catch(() => undefined);
+            await tx.settled();
+            tx.end();
+            // COMMIT returns once the commit is durable (synchronous_commit is on): only then
+            // are the writes acknowledged.
+            await committed;
+          } catch (error) {
+            tx.end();
+            await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
+            throw error;
+          }
+        },
+        { draining: true },
+      );
+    } catch (error) {
+      for (const job of batch) job.reject(error);
+      return;
+    }
+    this.commitListener?.(batch.length);
+    batch.forEach((job, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) job.resolve(outcome.value);
+      else job.reject(outcome.value);
+    });
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -180,8 +283,9 @@ export class PostgresStore implements Store {
     return { writeQueueDepth: 0, pool: { inUse: totalCount - idleCount, idle: idleCount, waiting: waitingCount } };
   }
 
-  /** Every write commits on its own connection: there are no shared commits to report. */
-  observeCommits(): void {}
+  observeCommits(listener: (writes: number) => void): void {
+    this.commitListener = listener;
+  }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
     const row = await tx.get<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id`);
@@ -200,8 +304,12 @@ export class PostgresStore implements Store {
    * pooler). It goes back to the pool with evicted statements deallocated, or is discarded when fn reports it unusable (node-pg's pool also
    * discards a connection that the server or the network dropped).
    */
-  async withConnection<T>(fn: (client: pg.PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>): Promise<T> {
-    if (this.closing) throw new Error('The store is closed');
+  async withConnection<T>(
+    fn: (client: pg.PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>,
+    /** A batch of writes queued before close(): it still runs, and close() waits for it. */
+    options: { readonly draining?: boolean } = {},
+  ): Promise<T> {
+    if (this.closing && !options.draining) throw new Error('The store is closed');
     this.inFlight++;
     try {
       const client = await this.pool.connect().catch((error: Error) => {
@@ -283,6 +391,27 @@ export class PostgresStore implements Store {
       await this.pool.end();
     })();
     return this.closing;
+  }
+}
+
+/**
+ * One write of a batch in its own SAVEPOINT. The SAVEPOINT goes out with the write's first
+ * statement and the RELEASE with the next write's (or the COMMIT): a write in a batch costs no
+ * round trip more than a write alone. A write that fails is rolled back to its savepoint, which
+ * also closes what cursors it opened, and the batch goes on.
+ */
+async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob): Promise<{ ok: boolean; value: unknown }> {
+  tx.after(tx.query('SAVEPOINT write_job'));
+  try {
+    const value = await job.run(tx);
+    tx.defer('RELEASE SAVEPOINT write_job');
+    return { ok: true, value };
+  } catch (error) {
+    // Should the rollback itself fail, the connection is unusable: the whole batch fails.
+    tx.discardDeferred();
+    await tx.query('ROLLBACK TO SAVEPOINT write_job');
+    tx.defer('RELEASE SAVEPOINT write_job');
+    return { ok: false, value: error };
   }
 }
 

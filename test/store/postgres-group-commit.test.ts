@@ -1,0 +1,109 @@
+/**
+ * PostgreSQL's group commit per account: the writes of one account that arrive together share one
+ * transaction and one COMMIT, each in its own SAVEPOINT; one that fails is undone alone; a batch
+ * whose transaction fails keeps none of its writes and acknowledges none; other accounts' writes
+ * do not wait for it. Against a real server.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../../src/store/open';
+import type { Store } from '../../src/store/store';
+import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('PostgreSQL group commit', { skip: testEngine !== 'postgres' && 'PostgreSQL only' }, () => {
+  let database: TestDatabase;
+  let store: Store;
+  const commits: number[] = [];
+
+  before(async () => {
+    database = await freshDatabase();
+    store = openStore(database.url, { ownerUrl: database.ownerUrl, poolSize: 4 });
+    await store.migrate();
+    store.observeCommits((writes) => commits.push(writes));
+  });
+  after(() => store?.close());
+
+  const epoch = () => store.codec.encode('Edm.DateTime', 0);
+  const insertCatalog = (account: number, id: bigint, name: string) =>
+    store.write(account, (tx) =>
+      tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [account, id, name, 'true', epoch(), epoch()]),
+    );
+  const catalogNames = async (account: number) =>
+    (await store.read(account, (tx) => tx.all<{ name: string }>(`SELECT name FROM catalogs WHERE account_id = ? ORDER BY id`, [account]))).map((r) => r.name);
+  const committedTransactions = async () =>
+    BigInt((await store.directory.get<{ n: bigint | string }>(`SELECT xact_commit AS n FROM pg_stat_database WHERE datname = current_database()`))!.n);
+
+  test('writes of one account that arrive together share one COMMIT, and each sees the writes before it', async () => {
+    commits.length = 0;
+    const seen: number[] = [];
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      store.write(11, async (tx) => {
+        await tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [11, BigInt(i + 1), `c${i}`, 'true', epoch(), epoch()]);
+        seen.push(Number((await tx.get<{ n: bigint }>(`SELECT count(*) AS n FROM catalogs WHERE account_id = ?`, [11]))!.n));
+        return i;
+      }),
+    );
+    assert.deepEqual(await Promise.all(writes), Array.from({ length: 20 }, (_, i) => i));
+    // One after the other inside the batch: the i-th write counts i + 1 rows.
+    assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.deepEqual(commits, [20], `writes per COMMIT: ${commits.join(', ')}`);
+    assert.equal((await catalogNames(11)).length, 20);
+  });
+
+  test('the server counts fewer commits than writes', async () => {
+    const before = await committedTransactions();
+    await Promise.all(Array.from({ length: 30 }, (_, i) => insertCatalog(12, BigInt(i + 1), `d${i}`)));
+    // pg_stat_database is updated when a backend reports; give it the moment it needs.
+    await sleep(600);
+    const during = (await committedTransactions()) - before;
+    assert.ok(during < 30n, `30 writes took ${during} commits`);
+  });
+
+  test('a write that fails is undone alone; the others of its batch commit', async () => {
+    commits.length = 0;
+    const results = await Promise.allSettled([
+      insertCatalog(13, 1n, 'kept 1'),
+      store.write(13, async (tx) => {
+        await tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [13, 2n, 'undone', 'true', epoch(), epoch()]);
+        throw new Error('rule broken');
+      }),
+      // A statement error leaves PostgreSQL's transaction aborted: the savepoint must repair it.
+      store.write(13, (tx) => tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [13, 1n, 'duplicate key', 'true', epoch(), epoch()])),
+      insertCatalog(13, 3n, 'kept 3'),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /rule broken/);
+    assert.equal(((results[2] as PromiseRejectedResult).reason as { code?: string }).code, '23505');
+    assert.deepEqual(commits, [4]);
+    assert.deepEqual(await catalogNames(13), ['kept 1', 'kept 3']);
+  });
+
+  test('a batch whose connection is lost keeps none of its writes and acknowledges none', async () => {
+    const results = await Promise.allSettled([
+      insertCatalog(14, 1n, 'lost 1'),
+      // The server ends the batch's connection half-way: nothing of the batch may be committed.
+      store.write(14, (tx) => tx.get(`SELECT pg_terminate_backend(pg_backend_pid())`)),
+      insertCatalog(14, 2n, 'lost 2'),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected', 'rejected']);
+    assert.deepEqual(await catalogNames(14), []);
+    // The pool replaces the connection: the account writes again.
+    await insertCatalog(14, 3n, 'after');
+    assert.deepEqual(await catalogNames(14), ['after']);
+  });
+
+  test("another account's writes do not wait for a long batch", async () => {
+    const slow = store.write(15, async (tx) => {
+      await tx.get(`SELECT pg_sleep(0.8)`);
+      return 'slow';
+    });
+    await sleep(50);
+    const started = Date.now();
+    await insertCatalog(16, 1n, 'quick');
+    const took = Date.now() - started;
+    assert.ok(took < 600, `account 16 waited ${took} ms`);
+    assert.equal(await slow, 'slow');
+  });
+});
