@@ -53,6 +53,12 @@ const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
  * first write in it, and how long the account's lock is held at a time.
  */
 const MAX_JOBS_PER_COMMIT = 64;
+/**
+ * Once a batch has run this long, its remaining writes wait for the next one: every write of a
+ * batch is answered after its COMMIT, so without a bound one slow write (a large deep insert)
+ * would delay every write that happened to be queued with it, not only those behind it.
+ */
+const BATCH_TIME_BUDGET_MS = 20;
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
@@ -210,7 +216,9 @@ export class PostgresStore implements Store {
   private async drainAccount(accountId: number): Promise<void> {
     const queue = this.writeQueues.get(accountId)!;
     try {
-      await this.commitBatch(accountId, queue.splice(0, MAX_JOBS_PER_COMMIT));
+      const left = await this.commitBatch(accountId, queue.splice(0, MAX_JOBS_PER_COMMIT));
+      // Writes the time budget left out go first in the next batch, in their order.
+      queue.unshift(...left);
     } finally {
       if (queue.length > 0) setImmediate(() => void this.drainAccount(accountId));
       else this.writeQueues.delete(accountId);
@@ -220,11 +228,14 @@ export class PostgresStore implements Store {
   /**
    * One transaction for the batch: BEGIN, the tenant and the account's lock, then each write in
    * its own SAVEPOINT, one after the other (each sees the writes before it), then one COMMIT.
+   * Answers the writes left for the next batch (BATCH_TIME_BUDGET_MS).
    * Every write is answered only after the COMMIT returned; if the transaction fails (the
    * COMMIT, the connection, the pool's wait), every write of the batch fails and none is kept.
    */
-  private async commitBatch(accountId: number, batch: readonly WriteJob[]): Promise<void> {
+  private async commitBatch(accountId: number, queued: readonly WriteJob[]): Promise<WriteJob[]> {
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    let batch = queued;
+    let left: WriteJob[] = [];
     try {
       await this.withConnection(
         async (client, cache, discard) => {
@@ -236,7 +247,15 @@ export class PostgresStore implements Store {
             // The first write starts once the account's lock is held, so that everything it does
             // (reading the clock for timestamps included) happens in the order writes are serialised.
             await tx.settled();
-            for (const job of batch) outcomes.push(await runInSavepoint(tx, job));
+            const started = performance.now();
+            for (let i = 0; i < queued.length; i++) {
+              if (i > 0 && performance.now() - started > BATCH_TIME_BUDGET_MS) {
+                batch = queued.slice(0, i);
+                left = queued.slice(i);
+                break;
+              }
+              outcomes.push(await runInSavepoint(tx, queued[i]!));
+            }
             sendTogether(client);
             tx.sendDeferred();
             const committed = client.query('COMMIT');
@@ -255,8 +274,9 @@ export class PostgresStore implements Store {
         { draining: true },
       );
     } catch (error) {
+      // The writes that ran are lost with the transaction; those left out never ran.
       for (const job of batch) job.reject(error);
-      return;
+      return left;
     }
     this.commitListener?.(batch.length);
     batch.forEach((job, i) => {
@@ -264,6 +284,7 @@ export class PostgresStore implements Store {
       if (outcome.ok) job.resolve(outcome.value);
       else job.reject(outcome.value);
     });
+    return left;
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
