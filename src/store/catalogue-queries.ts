@@ -129,10 +129,12 @@ export class CatalogueQueries {
       productCondition = `v.${column(v, 'ProductId')} = (SELECT ${column(v, 'ProductId')} FROM ${q(v.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${column(v, 'Id')} = ?)`;
       params.push(accountId, product.ofVariation);
     }
+    // The product's variations first, then their characteristics by index. CROSS JOIN keeps
+    // that order in SQLite, whose planner (without statistics) would otherwise walk every
+    // characteristic of the account in id order to spare the sort; PostgreSQL plans it as a join.
     let sql =
-      `SELECT ${this.characteristicColumns('s.')} FROM ${q(s.table)} s ` +
-      `JOIN ${q(v.table)} v ON v.${q(ACCOUNT_COLUMN)} = s.${q(ACCOUNT_COLUMN)} AND v.${column(v, 'Id')} = s.${column(s, 'ProductVariationId')} ` +
-      `WHERE s.${q(ACCOUNT_COLUMN)} = ? AND ${productCondition}`;
+      `SELECT ${this.characteristicColumns('s.')} FROM ${q(v.table)} v CROSS JOIN ${q(s.table)} s ` +
+      `WHERE s.${q(ACCOUNT_COLUMN)} = ? AND v.${q(ACCOUNT_COLUMN)} = s.${q(ACCOUNT_COLUMN)} AND v.${column(v, 'Id')} = s.${column(s, 'ProductVariationId')} AND ${productCondition}`;
     if (exclude.variationId !== undefined) {
       sql += ` AND v.${column(v, 'Id')} <> ?`;
       params.push(exclude.variationId);
