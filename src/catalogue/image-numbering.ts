@@ -20,7 +20,7 @@ import { invalid } from '../model/rule-violation';
 import type { EntityTypeDef, Model } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
-import type { EntityStore } from '../store/entities';
+import type { RuleRows } from './rule-rows';
 import type { SqlExecutor } from '../store/store';
 
 export const FIRST_FURTHER_TYPE = 3;
@@ -32,7 +32,8 @@ const PARKED_TYPE = 0;
 export interface ImageWrite {
   readonly tx: SqlExecutor;
   readonly accountId: number;
-  readonly entities: EntityStore;
+  /** The rows as the write sees them (a deep insert's own not stored yet among them). */
+  readonly rows: RuleRows;
   readonly model: Model;
   /** The image as it will be stored (its Id set), or undefined for a delete. */
   readonly row?: Readonly<Record<string, EdmValue>>;
@@ -48,7 +49,7 @@ const imageType = (model: Model): EntityTypeDef => model.typeByName.get('Product
 
 /** The further images of a product in their order, without the one being written. */
 async function furtherImages(w: ImageWrite, productId: bigint, without: bigint | undefined): Promise<EntityRecord[]> {
-  const all = await w.entities.findWhere(w.tx, w.accountId, imageType(w.model), 'ProductId', productId);
+  const all = await w.rows.findWhere(w.tx, w.accountId, imageType(w.model), 'ProductId', productId);
   return all
     .filter((i) => isFurther(i.values.Type) && entityId(i.values) !== without)
     .sort((a, b) => (a.values.Type as number) - (b.values.Type as number));
@@ -56,7 +57,7 @@ async function furtherImages(w: ImageWrite, productId: bigint, without: bigint |
 
 async function setType(w: ImageWrite, image: EntityRecord, type: number): Promise<void> {
   if (image.values.Type === type) return;
-  await w.entities.update(w.tx, w.accountId, imageType(w.model), entityId(image.values), { Type: type, ModificationDate: w.at });
+  await w.rows.update(w.tx, w.accountId, imageType(w.model), entityId(image.values), { Type: type, ModificationDate: w.at });
 }
 
 /** Gives the listed images Types 3, 4, …, leaving the place `freePlace` (0-based) free for the image being written. */
@@ -82,7 +83,7 @@ export async function placeImage(w: ImageWrite): Promise<void> {
   if (!leaves && !enters) return;
   if (leaves) {
     // Out of the way first, so that the images after it can move down into its place.
-    await w.entities.update(w.tx, w.accountId, imageType(w.model), id, { Type: PARKED_TYPE });
+    await w.rows.update(w.tx, w.accountId, imageType(w.model), id, { Type: PARKED_TYPE });
     await renumber(w, await furtherImages(w, before.ProductId as bigint, id));
   }
   if (!enters) return;

@@ -13,6 +13,7 @@ import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import { CatalogueQueries, type Characteristic } from '../store/catalogue-queries';
 import type { EntityStore } from '../store/entities';
+import type { RuleRows } from './rule-rows';
 import type { SqlExecutor } from '../store/store';
 import { closeImageGap, placeImage } from './image-numbering';
 import { recordSellerItemUpdate, recordSellerOrderUpdate } from './order-history';
@@ -31,7 +32,10 @@ export const LIMITS = {
 export interface RuleContext {
   readonly tx: SqlExecutor;
   readonly accountId: number;
+  /** The store's rows, for follow-ups (order history): they run for updates only. */
   readonly entities: EntityStore;
+  /** The rows the rules read and the placements write: see RuleRows. */
+  readonly rows: RuleRows;
   readonly model: Model;
   readonly type: EntityTypeDef;
   /** The row as it will be stored. */
@@ -55,7 +59,7 @@ async function checkReferences(ctx: RuleContext): Promise<void> {
     const value = ctx.row[r.foreignKey] ?? null;
     if (value === null || !changes(ctx, r.foreignKey)) continue;
     const principal = ctx.model.typeByName.get(r.principal)!;
-    if (!(await ctx.entities.exists(ctx.tx, ctx.accountId, principal, value as bigint))) {
+    if (!(await ctx.rows.exists(ctx.tx, ctx.accountId, principal, value as bigint))) {
       throw invalid(`${r.foreignKey} ${String(value)} does not refer to an existing ${principal.name}.`);
     }
   }
@@ -71,7 +75,7 @@ async function checkUniqueKeys(ctx: RuleContext): Promise<void> {
     const equal: Record<string, EdmValue> = {};
     for (const name of key.properties) equal[name] = ctx.row[name] ?? null;
     if (Object.values(equal).some((v) => v === null)) continue;
-    if ((await ctx.entities.countWhere(ctx.tx, ctx.accountId, ctx.type, equal, ctx.stored ? id(ctx) : undefined)) > 0) {
+    if ((await ctx.rows.countWhere(ctx.tx, ctx.accountId, ctx.type, equal, ctx.stored ? id(ctx) : undefined)) > 0) {
       throw new UniqueKeyViolation(ctx.type, key, uniqueKeyMessage(key, ctx.row, (v) => quote(v)));
     }
   }
@@ -166,7 +170,7 @@ const rules: Readonly<Record<string, Rule>> = {
 
   async ProductVariation(ctx) {
     if (changes(ctx, 'ProductId')) {
-      const count = await ctx.entities.countWhere(ctx.tx, ctx.accountId, ctx.type, { ProductId: ctx.row.ProductId! });
+      const count = await ctx.rows.countWhere(ctx.tx, ctx.accountId, ctx.type, { ProductId: ctx.row.ProductId! });
       if (count >= LIMITS.variationsPerProduct) {
         throw invalid(`A product has at most ${LIMITS.variationsPerProduct} variations; product ${String(ctx.row.ProductId)} has ${count} already.`);
       }
@@ -177,7 +181,7 @@ const rules: Readonly<Record<string, Rule>> = {
   async ProductVariationSpecific(ctx) {
     if (!changes(ctx, 'ProductVariationId', 'Name', 'Value')) return;
     // Per product, across all its variations: at most 5 names, and 30 values per name.
-    const present = await queriesOf(ctx.model).characteristicsOfProduct(
+    const present = await (ctx.rows.characteristicsOfProduct ? ctx.rows : queriesOf(ctx.model)).characteristicsOfProduct!(
       ctx.tx,
       ctx.accountId,
       { ofVariation: ctx.row.ProductVariationId as bigint },
@@ -197,13 +201,13 @@ const rules: Readonly<Record<string, Rule>> = {
   async DiscountOffer(ctx) {
     const variationId = ctx.row.ProductVariationId ?? null;
     if (variationId !== null && changes(ctx, 'ProductId', 'ProductVariationId')) {
-      const variation = await ctx.entities.find(ctx.tx, ctx.accountId, ctx.model.typeByName.get('ProductVariation')!, variationId as bigint);
+      const variation = await ctx.rows.find(ctx.tx, ctx.accountId, ctx.model.typeByName.get('ProductVariation')!, variationId as bigint);
       if (variation && variation.values.ProductId !== ctx.row.ProductId) {
         throw invalid(`ProductVariationId ${String(variationId)} belongs to another product than ProductId ${String(ctx.row.ProductId)}.`);
       }
     }
     if (!changes(ctx, 'ProductId', 'ProductVariationId', 'Type')) return;
-    const same = await ctx.entities.countWhere(
+    const same = await ctx.rows.countWhere(
       ctx.tx,
       ctx.accountId,
       ctx.type,
@@ -326,7 +330,7 @@ export async function catalogCycle(tx: SqlExecutor, model: Model, accountId: num
 
 const queriesByModel = new WeakMap<Model, CatalogueQueries>();
 /** The rules' statements, built once per model. */
-function queriesOf(model: Model): CatalogueQueries {
+export function queriesOf(model: Model): CatalogueQueries {
   let queries = queriesByModel.get(model);
   if (!queries) queriesByModel.set(model, (queries = new CatalogueQueries(model)));
   return queries;

@@ -13,7 +13,9 @@ import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { findNavigation } from '../model/define';
 import { takesInlineEntities } from './deep-insert';
-import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps, placementsRewrite } from './rules';
+import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps, placementsRewrite, queriesOf } from './rules';
+import type { RuleRows } from './rule-rows';
+import { TreeRows } from './tree-rows';
 import { applyPayload, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
@@ -85,46 +87,67 @@ export class CatalogueWrites {
       // POST to Products(1L)/ProductImages: the new entity belongs to that product.
       const r = parent.nav.relation;
       if (r.kind !== 'reference' || !parent.nav.many) throw invalid(`Entities cannot be created through the navigation '${parent.nav.name}'.`);
-      const sent = values.get(r.foreignKey);
-      if (sent !== undefined && sent !== null && sent !== parent.id) throw invalid(`${r.foreignKey} ${String(sent)} contradicts the parent ${String(parent.id)} in the URI.`);
-      values.set(r.foreignKey, parent.id);
+      setParent(values, r.foreignKey, parent.id);
     }
     const row = applyPayload(type, values, 'create', undefined, this.clock.now());
     if (IDEMPOTENT_CREATE.has(type.name)) {
-      const existing = await this.findIdentical(tx, accountId, type, row);
+      const existing = await this.findIdentical(tx, accountId, this.entities, type, row);
       if (existing) return { record: existing, created: false };
     }
     row.Id = await this.store.nextId(tx);
-    await checkRules({ tx, accountId, entities: this.entities, model: this.model, type, row });
-    await this.entities.insert(tx, accountId, type, row);
-    await this.addBoundLinks(tx, accountId, type, row.Id, payload);
-    await this.createInline(tx, accountId, type, row.Id, payload);
+    await checkRules({ tx, accountId, entities: this.entities, rows: this.entities, model: this.model, type, row });
+    if (payload.inline && payload.inline.size > 0) {
+      await this.createTree(tx, accountId, type, row, payload);
+    } else {
+      await this.entities.insert(tx, accountId, type, row);
+      await this.addBoundLinks(tx, accountId, type, row.Id, payload);
+    }
     // A new row starts at version 1 (the column's default).
     return { record: { type, values: row, version: 1n }, created: true };
   }
 
   /**
-   * Deep insert: the entities sent inline are created after their parent, each through create()
-   * with every rule of its set, in document order, so the counting limits see the siblings
-   * created before. The tree was checked before the transaction (deep-insert.ts). A foreign key
-   * sent in a nested entity cannot name the parent, which has no key until now: it is replaced.
+   * Deep insert: the entities sent inline are created after their parent, in document order,
+   * each with every rule of its set as create() applies them, so that the counting limits and
+   * unique keys see the siblings made before. They are checked against a view that holds them,
+   * and the root, in memory (tree-rows.ts), and stored together at the end, a multi-row INSERT
+   * per type and depth; the many-to-many bindings are linked after that, the root's first. The
+   * tree's shape was checked before the transaction (deep-insert.ts). A foreign key sent in a
+   * nested entity cannot name the parent, which had no key when it was sent: it is replaced.
    */
-  private async createInline(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, payload: EntityPayload): Promise<void> {
-    for (const [navName, children] of payload.inline ?? []) {
-      const nav = findNavigation(type, navName)!;
-      if (!takesInlineEntities(this.model, nav)) throw invalid(`Entities cannot be created inline under '${navName}'.`);
-      const target = this.model.typeByName.get(nav.target)!;
-      const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
-      for (const child of children) {
-        const values = new Map(child.values);
-        values.delete(foreignKey);
-        await this.create(tx, accountId, target, { ...child, values }, { nav, id });
+  private async createTree(tx: SqlExecutor, accountId: number, rootType: EntityTypeDef, rootRow: Record<string, EdmValue>, root: EntityPayload): Promise<void> {
+    const tree = new TreeRows(this.model, this.entities, queriesOf(this.model));
+    tree.add(rootType, rootRow, 0);
+    const ids = await this.store.nextIds(tx, inlineCount(root));
+    const boundLinks = [() => this.addBoundLinks(tx, accountId, rootType, rootRow.Id as bigint, root)];
+    const createChildren = async (type: EntityTypeDef, id: bigint, payload: EntityPayload, depth: number): Promise<void> => {
+      for (const [navName, children] of payload.inline ?? []) {
+        const nav = findNavigation(type, navName)!;
+        if (!takesInlineEntities(this.model, nav)) throw invalid(`Entities cannot be created inline under '${navName}'.`);
+        const target = this.model.typeByName.get(nav.target)!;
+        const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
+        for (const child of children) {
+          const sent = new Map(child.values);
+          sent.delete(foreignKey);
+          const values = this.withBindings(target, { ...child, values: sent });
+          setParent(values, foreignKey, id);
+          const row = applyPayload(target, values, 'create', undefined, this.clock.now());
+          if (IDEMPOTENT_CREATE.has(target.name) && (await this.findIdentical(tx, accountId, tree, target, row))) continue;
+          row.Id = ids.shift()!;
+          await checkRules({ tx, accountId, entities: this.entities, rows: tree, model: this.model, type: target, row });
+          tree.add(target, row, depth);
+          boundLinks.push(() => this.addBoundLinks(tx, accountId, target, row.Id as bigint, child));
+          await createChildren(target, row.Id, child, depth + 1);
+        }
       }
-    }
+    };
+    await createChildren(rootType, rootRow.Id as bigint, root, 1);
+    await tree.store(tx, accountId);
+    for (const link of boundLinks) await link();
   }
 
-  private async findIdentical(tx: SqlExecutor, accountId: number, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
-    for await (const candidate of this.entities.iterateWhere(tx, accountId, type, type.properties.find((p) => p.name === 'ProductId')!, row.ProductId ?? null)) {
+  private async findIdentical(tx: SqlExecutor, accountId: number, rows: RuleRows, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {
+    for (const candidate of await rows.findWhere(tx, accountId, type, 'ProductId', row.ProductId ?? null)) {
       if (type.properties.every((p) => p.access !== 'writable' || (candidate.values[p.name] ?? null) === (row[p.name] ?? null))) return candidate;
     }
     return undefined;
@@ -139,7 +162,7 @@ export class CatalogueWrites {
     const stored = read?.type === type && read.values.Id === id ? read : await this.entities.find(tx, accountId, type, id);
     if (!stored) throw new EntityMissing(type, id);
     const row = applyPayload(type, values, mode, stored, this.clock.now());
-    const ctx = { tx, accountId, entities: this.entities, model: this.model, type, row, stored, sent: new Set(values.keys()) };
+    const ctx = { tx, accountId, entities: this.entities, rows: this.entities, model: this.model, type, row, stored, sent: new Set(values.keys()) };
     await checkRules(ctx);
     const version = await this.entities.update(tx, accountId, type, id, row, placementsRewrite(type) ? undefined : stored.values);
     await applyFollowUps(ctx);
@@ -152,7 +175,7 @@ export class CatalogueWrites {
     const stored = hasDeleteFollowUps(type) ? await this.entities.find(tx, accountId, type, id) : undefined;
     if (!(await this.entities.delete(tx, accountId, type, id))) throw new EntityMissing(type, id);
     if (stored) {
-      await applyDeleteFollowUps({ tx, accountId, entities: this.entities, model: this.model, type, row: stored.values, stored }, this.clock.now());
+      await applyDeleteFollowUps({ tx, accountId, entities: this.entities, rows: this.entities, model: this.model, type, row: stored.values, stored }, this.clock.now());
     }
   }
 
@@ -242,4 +265,18 @@ export class CatalogueWrites {
   private async setForeignKey(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, foreignKey: string, value: bigint | null): Promise<void> {
     await this.update(tx, accountId, type, id, { values: new Map([[foreignKey, value]]), bindings: new Map() }, 'merge');
   }
+}
+
+/** The entity under a parent names that parent: a foreign key sent that names another is refused. */
+function setParent(values: Map<string, EdmValue>, foreignKey: string, parentId: bigint): void {
+  const sent = values.get(foreignKey);
+  if (sent !== undefined && sent !== null && sent !== parentId) throw invalid(`${foreignKey} ${String(sent)} contradicts the parent ${String(parentId)} in the URI.`);
+  values.set(foreignKey, parentId);
+}
+
+/** How many entities a payload carries inline, at every depth. */
+function inlineCount(payload: EntityPayload): number {
+  let count = 0;
+  for (const children of payload.inline?.values() ?? []) for (const child of children) count += 1 + inlineCount(child);
+  return count;
 }

@@ -205,8 +205,7 @@ export class EntityStore {
     const names = Object.keys(equal);
     const props = names.map((n) => type.properties.find((p) => p.name === n)!);
     const conditions = props.map((p) => (equal[p.name] === null ? `${q(comparedColumn(p))} IS NULL` : `${q(comparedColumn(p))} = ?`));
-    const compared = (p: PropertyDef, v: EdmValue): SqlValue => (comparisonKeyColumn(p) ? comparedValue(p, String(v)) : this.encode(p, v));
-    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => compared(p, equal[p.name]!))];
+    const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => this.comparedValue(type, p.name, equal[p.name]))];
     let sql = `SELECT count(*) AS n FROM ${typeSql(type).table} WHERE account_id = ?${conditions.map((c) => ` AND ${c}`).join('')}`;
     if (excludeId !== undefined) {
       sql += ' AND id <> ?';
@@ -214,6 +213,18 @@ export class EntityStore {
     }
     const row = await exec.get<{ n: bigint | number }>(sql, params);
     return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The value countWhere() compares for a property's value: text with a comparison key by its
+   * key, anything else as the engine stores it (so '1.50' and '1.5' are one Decimal); null for
+   * null. Rows not stored yet (a deep insert's, in memory) are compared with it exactly as
+   * countWhere() would count them once stored.
+   */
+  comparedValue(type: EntityTypeDef, name: string, value: EdmValue | undefined): SqlValue {
+    if (value === null || value === undefined) return null;
+    const p = type.properties.find((x) => x.name === name)!;
+    return comparisonKeyColumn(p) ? comparedValue(p, String(value)) : this.encode(p, value);
   }
 
   /** Distinct values of one column over rows matching a condition (rule checks). */
@@ -249,8 +260,28 @@ export class EntityStore {
         for (const p of type.properties) params.push(this.encode(p, values[p.name] ?? null));
         for (const p of keyedProperties(type)) params.push(keyOf(values[p.name]));
       }
-      await tx.run(multiRowInsert(type, chunk.length), params);
+      try {
+        await tx.run(multiRowInsert(type, chunk.length), params);
+      } catch (error) {
+        // Callers check the unique keys first; should a key still collide, the answer names it
+        // (with a row of the chunk that collides within it, where one does).
+        throw uniqueKeyViolationOf(type, error, this.collidingRow(type, error, chunk) ?? chunk[0]!) ?? error;
+      }
     }
+  }
+
+  /** A row of `rows` whose violated unique key another row of `rows` also holds. */
+  private collidingRow(type: EntityTypeDef, error: unknown, rows: readonly Readonly<Record<string, EdmValue>>[]): Readonly<Record<string, EdmValue>> | undefined {
+    const key = collidingKey(type, error);
+    if (!key) return undefined;
+    const seen = new Set<string>();
+    return rows.find((row) => {
+      const members = key.properties.map((name) => this.comparedValue(type, name, row[name]));
+      // A null member never collides (unique indexes hold nulls apart).
+      if (members.includes(null)) return false;
+      const tuple = JSON.stringify(members.map(String));
+      return seen.size === seen.add(tuple).size;
+    });
   }
 
   /** Writes the given values; answers the row's version after it (undefined: nothing to write, or no such row). */

@@ -1,0 +1,199 @@
+/**
+ * The rows of a deep insert's tree that are checked but not stored yet, together with the stored
+ * rows, as one view for the rules (RuleRows). A deep insert checks every entity of its tree with
+ * the rules of any create, in document order, each seeing the entities before it, as if they had
+ * been stored one by one; then store() writes them all in one multi-row INSERT per type and
+ * depth, instead of a round trip or more per entity.
+ *
+ * Every query is answered from memory and from the database, and the database part is skipped
+ * only where it cannot hold a match: a row with a fresh id, or rows whose foreign key names a
+ * fresh row (nothing stored can point at a row that is not stored yet). Fresh ids come from the
+ * id sequence after every stored one, so stored rows come first in id order.
+ */
+import type { EntityTypeDef, Model } from '../model/types';
+import { comparisonKey } from '../model/text';
+import type { EdmValue } from '../odata/edm';
+import type { EntityRecord } from '../odata/entity';
+import type { Characteristic, CatalogueQueries } from '../store/catalogue-queries';
+import type { EntityStore } from '../store/entities';
+import type { SqlExecutor, SqlValue } from '../store/store';
+import type { RuleRows } from './rule-rows';
+
+interface FreshRow {
+  readonly type: EntityTypeDef;
+  readonly values: Record<string, EdmValue>;
+  /** 0 for the root, 1 for its children: a row is stored after its parent, one depth after another. */
+  readonly depth: number;
+}
+
+export class TreeRows implements RuleRows {
+  /** By id, in the order the rows were checked (their ids ascend in that order). */
+  private readonly fresh = new Map<bigint, FreshRow>();
+  /** The fresh rows of each type, and of each type by foreign key and value: a tree of thousands is checked in linear time. */
+  private readonly byType = new Map<EntityTypeDef, Record<string, EdmValue>[]>();
+  private readonly byForeignKey = new Map<string, Record<string, EdmValue>[]>();
+  private readonly foreignKeys = new Map<EntityTypeDef, ReadonlySet<string>>();
+  /** Per fresh row, the values its properties compare by (see EntityStore.comparedValue), as asked. */
+  private readonly compared = new WeakMap<Record<string, EdmValue>, Map<string, SqlValue>>();
+  /** Per fresh characteristic, its comparison keys. */
+  private readonly characteristics = new WeakMap<Record<string, EdmValue>, Characteristic>();
+  /** Per product, the fresh characteristics of its fresh variations, in id order. */
+  private readonly freshCharacteristics = new Map<bigint, Record<string, EdmValue>[]>();
+  /** The stored characteristics of a stored product, read once per tree: the tree changes none of them. */
+  private readonly storedCharacteristics = new Map<string, Promise<Characteristic[]>>();
+
+  constructor(
+    private readonly model: Model,
+    private readonly entities: EntityStore,
+    private readonly queries: CatalogueQueries,
+  ) {}
+
+  /** A row whose rules passed: the rows checked after it see it. */
+  add(type: EntityTypeDef, values: Record<string, EdmValue>, depth: number): void {
+    this.fresh.set(values.Id as bigint, { type, values, depth });
+    listIn(this.byType, type).push(values);
+    for (const name of this.foreignKeysOf(type)) {
+      const value = values[name];
+      if (typeof value === 'bigint') listIn(this.byForeignKey, foreignKeyEntry(type, name, value)).push(values);
+    }
+    // A fresh characteristic's variation is its parent in the tree, so fresh too.
+    if (type.name === 'ProductVariationSpecific') {
+      const productId = this.fresh.get(values.ProductVariationId as bigint)?.values.ProductId;
+      if (typeof productId === 'bigint') listIn(this.freshCharacteristics, productId).push(values);
+    }
+  }
+
+  /** Writes every fresh row, parents before children, in one multi-row INSERT per depth and type. */
+  async store(tx: SqlExecutor, accountId: number): Promise<void> {
+    const byDepth = new Map<number, Map<EntityTypeDef, Record<string, EdmValue>[]>>();
+    for (const row of this.fresh.values()) {
+      let byType = byDepth.get(row.depth);
+      if (!byType) byDepth.set(row.depth, (byType = new Map()));
+      let rows = byType.get(row.type);
+      if (!rows) byType.set(row.type, (rows = []));
+      rows.push(row.values);
+    }
+    for (const depth of [...byDepth.keys()].sort((a, b) => a - b)) {
+      for (const [type, rows] of byDepth.get(depth)!) await this.entities.insertMany(tx, accountId, type, rows);
+    }
+  }
+
+  async exists(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {
+    const row = this.fresh.get(id);
+    return row ? row.type === type : this.entities.exists(tx, accountId, type, id);
+  }
+
+  async find(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<EntityRecord | undefined> {
+    const row = this.fresh.get(id);
+    if (row) return row.type === type ? { type, values: row.values, version: 1n } : undefined;
+    return this.entities.find(tx, accountId, type, id);
+  }
+
+  async findWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
+    const equal = { [name]: value };
+    const stored = this.pointsAtFresh(type, equal) ? [] : await this.entities.findWhere(tx, accountId, type, name, value);
+    return [...stored, ...this.freshMatching(type, equal).map((values) => ({ type, values, version: 1n }))];
+  }
+
+  async countWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
+    const stored = this.pointsAtFresh(type, equal) ? 0 : await this.entities.countWhere(tx, accountId, type, equal, excludeId);
+    return stored + this.freshMatching(type, equal).filter((values) => values.Id !== excludeId).length;
+  }
+
+  /**
+   * A placement renumbering a fresh image changes it in memory; a stored one, in the database.
+   * (Placements change an image's Type, never a foreign key, which byForeignKey indexes.)
+   */
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>, stored?: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
+    const row = this.fresh.get(id);
+    if (!row) return this.entities.update(tx, accountId, type, id, values, stored);
+    if (row.type !== type) return undefined;
+    Object.assign(row.values, values);
+    this.compared.delete(row.values);
+    return 1n;
+  }
+
+  /**
+   * CatalogueQueries.characteristicsOfProduct over stored and fresh rows: the characteristics
+   * of every variation of the product, stored ones first, each in id order.
+   */
+  async characteristicsOfProduct(
+    tx: SqlExecutor,
+    accountId: number,
+    product: { readonly productId: bigint } | { readonly ofVariation: bigint },
+    exclude: { readonly variationId?: bigint; readonly specificId?: bigint } = {},
+  ): Promise<Characteristic[]> {
+    const variations = this.typeNamed('ProductVariation');
+    const productId = 'productId' in product ? product.productId : (await this.find(tx, accountId, variations, product.ofVariation))?.values.ProductId;
+    if (typeof productId !== 'bigint') return [];
+    const stored = this.fresh.has(productId) ? [] : await this.storedCharacteristicsOf(tx, accountId, productId, exclude);
+    const fresh = (this.freshCharacteristics.get(productId) ?? []).filter((row) => row.Id !== exclude.specificId && row.ProductVariationId !== exclude.variationId);
+    return [...stored, ...fresh.map((row) => this.characteristicOf(row))];
+  }
+
+  private storedCharacteristicsOf(tx: SqlExecutor, accountId: number, productId: bigint, exclude: { readonly variationId?: bigint; readonly specificId?: bigint }): Promise<Characteristic[]> {
+    const key = `${productId} ${exclude.variationId} ${exclude.specificId}`;
+    let read = this.storedCharacteristics.get(key);
+    if (!read) this.storedCharacteristics.set(key, (read = this.queries.characteristicsOfProduct(tx, accountId, { productId }, exclude)));
+    return read;
+  }
+
+  private characteristicOf(row: Record<string, EdmValue>): Characteristic {
+    let c = this.characteristics.get(row);
+    if (!c) {
+      const [name, value] = [String(row.Name), String(row.Value)];
+      this.characteristics.set(row, (c = { name, value, nameKey: comparisonKey(name), valueKey: comparisonKey(value) }));
+    }
+    return c;
+  }
+
+  private typeNamed(name: string): EntityTypeDef {
+    return this.model.typeByName.get(name)!;
+  }
+
+  private freshMatching(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>): Record<string, EdmValue>[] {
+    const keys = this.foreignKeysOf(type);
+    const byKey = Object.entries(equal).find(([name, value]) => keys.has(name) && typeof value === 'bigint');
+    const candidates = (byKey ? this.byForeignKey.get(foreignKeyEntry(type, byKey[0], byKey[1] as bigint)) : this.byType.get(type)) ?? [];
+    const wanted = Object.entries(equal).map(([name, value]) => [name, this.entities.comparedValue(type, name, value)] as const);
+    return candidates.filter((values) => wanted.every(([name, value]) => sameValue(this.comparedValueOf(type, values, name), value)));
+  }
+
+  private comparedValueOf(type: EntityTypeDef, values: Record<string, EdmValue>, name: string): SqlValue {
+    let byName = this.compared.get(values);
+    if (!byName) this.compared.set(values, (byName = new Map()));
+    let value = byName.get(name);
+    if (value === undefined) byName.set(name, (value = this.entities.comparedValue(type, name, values[name])));
+    return value;
+  }
+
+  /** Whether `equal` holds a foreign key naming a fresh row: then no stored row can match. */
+  private pointsAtFresh(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>): boolean {
+    const keys = this.foreignKeysOf(type);
+    for (const [name, value] of Object.entries(equal)) if (keys.has(name) && typeof value === 'bigint' && this.fresh.has(value)) return true;
+    return false;
+  }
+
+  private foreignKeysOf(type: EntityTypeDef): ReadonlySet<string> {
+    let keys = this.foreignKeys.get(type);
+    if (!keys) {
+      keys = new Set(this.model.relations.flatMap((r) => (r.kind === 'reference' && r.dependent === type.name ? [r.foreignKey] : [])));
+      this.foreignKeys.set(type, keys);
+    }
+    return keys;
+  }
+}
+
+/** Two compared values equal as countWhere() compares them (null only to null: it asks IS NULL). */
+function sameValue(a: SqlValue, b: SqlValue): boolean {
+  if (a === null || b === null) return a === b;
+  return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;
+}
+
+const foreignKeyEntry = (type: EntityTypeDef, name: string, value: bigint) => `${type.name}.${name}=${value}`;
+
+function listIn<K>(map: Map<K, Record<string, EdmValue>[]>, key: K): Record<string, EdmValue>[] {
+  let list = map.get(key);
+  if (!list) map.set(key, (list = []));
+  return list;
+}
