@@ -12,7 +12,7 @@ import type { EdmValue } from '../odata/edm';
 import type { SqlExecutor } from '../store/store';
 import type { Json } from './documents';
 import type { PlatformIntake } from './intake';
-import { entityId } from '../odata/entity';
+import { entityId, type EntityPayload } from '../odata/entity';
 
 export class DemoDataExistsError extends Error {
   override readonly name = 'DemoDataExistsError';
@@ -151,8 +151,18 @@ export class DemoFiller {
       const price = line.price + (k % 3) * 10 - 0.05;
       const sizes = line.sizes;
       const skus: string[] = [];
-      const id = await this.services.store.write(this.accountId, async (tx) => {
-        const productId = await this.create(tx, 'Product', {
+      const variations = sizes.map((size, s): EntityPayload => {
+        const sku = `${foreignId}-${size}`;
+        skus.push(sku);
+        return entity({ Sku: sku, ForeignId: sku, Price: money(price), StockAmount: (n + s) % 6, Ean: ean(1000 + n * 10 + s) }, {
+          ProductVariationSpecifics: [entity({ Name: 'Size', Value: size })],
+          ProductVariationImages: [entity({ ImagePosition: 0, ImageUrl: `https://images.example.com/demo/${sku.toLowerCase()}.jpg` })],
+        });
+      });
+      this.variations += variations.length;
+      // The product with its parts in one deep insert, as a connector may send it.
+      const product = entity(
+        {
           ForeignId: foreignId,
           ExternalProductId: BigInt(100000 + n),
           ProductType: sizes.length > 0 ? 1 : 0,
@@ -166,24 +176,22 @@ export class DemoFiller {
           Mpn: `${brand.slice(0, 3).toUpperCase()}-${pad(n * 7, 5)}`,
           ConditionId: 1000,
           DisableAutomatch: n % 9 === 0,
-        });
-        await this.link(tx, 'Product', productId, 'Catalogs', `Catalogs(${catalogId}L)`);
-        for (const type of [1, 2, 3]) {
-          await this.create(tx, 'ProductImage', { ProductId: productId, Type: type, ImageUrl: `https://images.example.com/demo/${foreignId.toLowerCase()}-${type}.jpg` });
-        }
-        await this.create(tx, 'ProductSpecific', { ProductId: productId, Name: 'Brand', Value: brand });
-        await this.create(tx, 'ProductSpecific', { ProductId: productId, Name: 'Material', Value: line.material });
-        await this.create(tx, 'ProductSpecific', { ProductId: productId, Name: 'Colour', Value: `${COLOURS[n % COLOURS.length]}|${COLOURS[(n + 1) % COLOURS.length]}` });
-        for (const [s, size] of sizes.entries()) {
-          const sku = `${foreignId}-${size}`;
-          const variationId = await this.create(tx, 'ProductVariation', { ProductId: productId, Sku: sku, ForeignId: sku, Price: money(price), StockAmount: (n + s) % 6, Ean: ean(1000 + n * 10 + s) });
-          await this.create(tx, 'ProductVariationSpecific', { ProductVariationId: variationId, Name: 'Size', Value: size });
-          await this.create(tx, 'ProductVariationImage', { ProductVariationId: variationId, ImagePosition: 0, ImageUrl: `https://images.example.com/demo/${sku.toLowerCase()}.jpg` });
-          skus.push(sku);
-          this.variations++;
-        }
-        if (n % 4 === 0) await this.create(tx, 'DiscountOffer', { ProductId: productId, Price: money(price + 20), Type: 1 });
-        return productId;
+        },
+        {
+          ProductImages: [1, 2, 3].map((type) => entity({ Type: type, ImageUrl: `https://images.example.com/demo/${foreignId.toLowerCase()}-${type}.jpg` })),
+          ProductSpecifics: [
+            entity({ Name: 'Brand', Value: brand }),
+            entity({ Name: 'Material', Value: line.material }),
+            entity({ Name: 'Colour', Value: `${COLOURS[n % COLOURS.length]}|${COLOURS[(n + 1) % COLOURS.length]}` }),
+          ],
+          ProductVariations: variations,
+          DiscountOffers: n % 4 === 0 ? [entity({ Price: money(price + 20), Type: 1 })] : [],
+        },
+        { Catalogs: [`Catalogs(${catalogId}L)`] },
+      );
+      const id = await this.services.store.write(this.accountId, async (tx) => {
+        const { record } = await this.services.writes.create(tx, this.accountId, this.type('Product'), product);
+        return entityId(record.values);
       });
       this.products.push({ id, foreignId, title, price, skus });
     }
@@ -276,4 +284,10 @@ export class DemoFiller {
     }
     return ORDERS;
   }
+}
+
+/** A payload as a request body would give it: values, entities inline by navigation, bindings. */
+function entity(values: Record<string, EdmValue>, inline: Record<string, EntityPayload[]> = {}, bindings: Record<string, string[]> = {}): EntityPayload {
+  const children = Object.entries(inline).filter(([, list]) => list.length > 0);
+  return { values: new Map(Object.entries(values)), bindings: new Map(Object.entries(bindings)), ...(children.length > 0 ? { inline: new Map(children) } : {}) };
 }
