@@ -7,8 +7,10 @@
  *
  * Every query is answered from memory and from the database, and the database part is skipped
  * only where it cannot hold a match: a row with a fresh id, or rows whose foreign key names a
- * fresh row (nothing stored can point at a row that is not stored yet). Fresh ids come from the
- * id sequence after every stored one, so stored rows come first in id order.
+ * fresh row (nothing stored can point at a row that is not stored yet). The root is stored
+ * before its children are checked (with its links, as any create), and counts as fresh all the
+ * same: no stored row points at it yet. Fresh ids come from the id sequence after every stored
+ * one, so stored rows come first in id order.
  */
 import type { EntityTypeDef, Model } from '../model/types';
 import { comparisonKey } from '../model/text';
@@ -22,7 +24,7 @@ import type { RuleRows } from './rule-rows';
 interface FreshRow {
   readonly type: EntityTypeDef;
   readonly values: Record<string, EdmValue>;
-  /** 0 for the root, 1 for its children: a row is stored after its parent, one depth after another. */
+  /** 0 for the root (stored already), 1 for its children: a row is stored after its parent, one depth after another. */
   readonly depth: number;
 }
 
@@ -33,6 +35,8 @@ export class TreeRows implements RuleRows {
   private readonly byType = new Map<EntityTypeDef, Record<string, EdmValue>[]>();
   private readonly byForeignKey = new Map<string, Record<string, EdmValue>[]>();
   private readonly foreignKeys = new Map<EntityTypeDef, ReadonlySet<string>>();
+  /** The root's values: in the database too, so not counted again where the database is asked. */
+  private storedRoot: Record<string, EdmValue> | undefined;
   /** Per fresh row, the values its properties compare by (see EntityStore.comparedValue), as asked. */
   private readonly compared = new WeakMap<Record<string, EdmValue>, Map<string, SqlValue>>();
   /** Per fresh characteristic, its comparison keys. */
@@ -47,6 +51,15 @@ export class TreeRows implements RuleRows {
     private readonly entities: EntityStore,
     private readonly queries: CatalogueQueries,
   ) {}
+
+  /**
+   * The tree's root, stored just now: nothing stored points at it yet, so it counts as fresh for
+   * the questions about its children, but store() leaves it out.
+   */
+  addStoredRoot(type: EntityTypeDef, values: Record<string, EdmValue>): void {
+    this.add(type, values, 0);
+    this.storedRoot = values;
+  }
 
   /** A row whose rules passed: the rows checked after it see it. */
   add(type: EntityTypeDef, values: Record<string, EdmValue>, depth: number): void {
@@ -67,6 +80,7 @@ export class TreeRows implements RuleRows {
   async store(tx: SqlExecutor, accountId: number): Promise<void> {
     const byDepth = new Map<number, Map<EntityTypeDef, Record<string, EdmValue>[]>>();
     for (const row of this.fresh.values()) {
+      if (row.depth === 0) continue;
       let byType = byDepth.get(row.depth);
       if (!byType) byDepth.set(row.depth, (byType = new Map()));
       let rows = byType.get(row.type);
@@ -91,13 +105,15 @@ export class TreeRows implements RuleRows {
 
   async findWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
     const equal = { [name]: value };
-    const stored = this.pointsAtFresh(type, equal) ? [] : await this.entities.findWhere(tx, accountId, type, name, value);
-    return [...stored, ...this.freshMatching(type, equal).map((values) => ({ type, values, version: 1n }))];
+    const askStored = !this.pointsAtFresh(type, equal);
+    const stored = askStored ? await this.entities.findWhere(tx, accountId, type, name, value) : [];
+    return [...stored, ...this.freshMatching(type, equal, askStored).map((values) => ({ type, values, version: 1n }))];
   }
 
   async countWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
-    const stored = this.pointsAtFresh(type, equal) ? 0 : await this.entities.countWhere(tx, accountId, type, equal, excludeId);
-    return stored + this.freshMatching(type, equal).filter((values) => values.Id !== excludeId).length;
+    const askStored = !this.pointsAtFresh(type, equal);
+    const stored = askStored ? await this.entities.countWhere(tx, accountId, type, equal, excludeId) : 0;
+    return stored + this.freshMatching(type, equal, askStored).filter((values) => values.Id !== excludeId).length;
   }
 
   /**
@@ -106,11 +122,19 @@ export class TreeRows implements RuleRows {
    */
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>, stored?: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
     const row = this.fresh.get(id);
-    if (!row) return this.entities.update(tx, accountId, type, id, values, stored);
+    if (!row || row.values === this.storedRoot) {
+      const version = await this.entities.update(tx, accountId, type, id, values, stored);
+      if (row) this.assign(row, values);
+      return version;
+    }
     if (row.type !== type) return undefined;
+    this.assign(row, values);
+    return 1n;
+  }
+
+  private assign(row: FreshRow, values: Readonly<Record<string, EdmValue>>): void {
     Object.assign(row.values, values);
     this.compared.delete(row.values);
-    return 1n;
   }
 
   /**
@@ -151,10 +175,12 @@ export class TreeRows implements RuleRows {
     return this.model.typeByName.get(name)!;
   }
 
-  private freshMatching(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>): Record<string, EdmValue>[] {
+  /** The fresh rows that match; without the stored root when the database was asked as well. */
+  private freshMatching(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, storedAsked: boolean): Record<string, EdmValue>[] {
     const keys = this.foreignKeysOf(type);
     const byKey = Object.entries(equal).find(([name, value]) => keys.has(name) && typeof value === 'bigint');
-    const candidates = (byKey ? this.byForeignKey.get(foreignKeyEntry(type, byKey[0], byKey[1] as bigint)) : this.byType.get(type)) ?? [];
+    let candidates = (byKey ? this.byForeignKey.get(foreignKeyEntry(type, byKey[0], byKey[1] as bigint)) : this.byType.get(type)) ?? [];
+    if (storedAsked) candidates = candidates.filter((values) => values !== this.storedRoot);
     const wanted = Object.entries(equal).map(([name, value]) => [name, this.entities.comparedValue(type, name, value)] as const);
     return candidates.filter((values) => wanted.every(([name, value]) => sameValue(this.comparedValueOf(type, values, name), value)));
   }

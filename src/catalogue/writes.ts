@@ -96,30 +96,28 @@ export class CatalogueWrites {
     }
     row.Id = await this.store.nextId(tx);
     await checkRules({ tx, accountId, entities: this.entities, rows: this.entities, model: this.model, type, row });
-    if (payload.inline && payload.inline.size > 0) {
-      await this.createTree(tx, accountId, type, row, payload);
-    } else {
-      await this.entities.insert(tx, accountId, type, row);
-      await this.addBoundLinks(tx, accountId, type, row.Id, payload);
-    }
+    await this.entities.insert(tx, accountId, type, row);
+    await this.addBoundLinks(tx, accountId, type, row.Id, payload);
+    if (payload.inline && payload.inline.size > 0) await this.createTree(tx, accountId, type, row, payload);
     // A new row starts at version 1 (the column's default).
     return { record: { type, values: row, version: 1n }, created: true };
   }
 
   /**
-   * Deep insert: the entities sent inline are created after their parent, in document order,
-   * each with every rule of its set as create() applies them, so that the counting limits and
-   * unique keys see the siblings made before. They are checked against a view that holds them,
-   * and the root, in memory (tree-rows.ts), and stored together at the end, a multi-row INSERT
-   * per type and depth; the many-to-many bindings are linked after that, the root's first. The
-   * tree's shape was checked before the transaction (deep-insert.ts). A foreign key sent in a
-   * nested entity cannot name the parent, which had no key when it was sent: it is replaced.
+   * Deep insert: the entities sent inline are created after their parent (the root is stored
+   * already, with its links), in document order, each with every rule of its set as create()
+   * applies them, so that the counting limits and unique keys see the siblings made before.
+   * They are checked against a view that holds them in memory (tree-rows.ts) and stored together
+   * at the end, a multi-row INSERT per type and depth; their many-to-many bindings are linked
+   * after that. The tree's shape was checked before the transaction (deep-insert.ts). A foreign
+   * key sent in a nested entity cannot name the parent, which had no key when it was sent: it is
+   * replaced.
    */
   private async createTree(tx: SqlExecutor, accountId: number, rootType: EntityTypeDef, rootRow: Record<string, EdmValue>, root: EntityPayload): Promise<void> {
     const tree = new TreeRows(this.model, this.entities, queriesOf(this.model));
-    tree.add(rootType, rootRow, 0);
+    tree.addStoredRoot(rootType, rootRow);
     const ids = await this.store.nextIds(tx, inlineCount(root));
-    const boundLinks = [() => this.addBoundLinks(tx, accountId, rootType, rootRow.Id as bigint, root)];
+    const boundLinks: (() => Promise<void>)[] = [];
     const createChildren = async (type: EntityTypeDef, id: bigint, payload: EntityPayload, depth: number): Promise<void> => {
       for (const [navName, children] of payload.inline ?? []) {
         const nav = findNavigation(type, navName)!;

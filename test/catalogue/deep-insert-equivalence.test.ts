@@ -18,9 +18,15 @@ import { batchBody, changesetAnswers, changesetPart, errorMessageOf, jsonOperati
 let live: LiveService;
 let seller: Seller;
 
+/** A catalog some trees link their product to; others name one that does not exist. */
+let catalogUri: string;
+
 before(async () => {
   live = await startLive();
   seller = await newSeller(live, 'deepeq');
+  const res = await asSeller(seller, `${live.root}/Catalogs`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify({ Name: 'Trees' }) });
+  assert.equal(res.status, 201, res.body);
+  catalogUri = String(res.headers.location);
 });
 after(() => live.close());
 
@@ -66,8 +72,11 @@ function tree(seed: number): Node {
     return { values: { Price: '9.5', StockAmount: v, Sku: g.chance(0.05) ? sku.toLowerCase() : sku }, children: [['ProductVariationSpecifics', characteristics], ['ProductVariationImages', pictures]] } as Node;
   });
   const offers = Array.from({ length: g.int(0, 2) }, () => leaf({ Type: g.pick([1, 2]), Price: '12.5' }));
+  // A binding of the product is linked before its parts are checked: a missing catalog is the
+  // first fault even when a part breaks a rule too.
+  const catalogs = g.chance(0.3) ? { Catalogs: [{ __metadata: { uri: g.chance(0.5) ? catalogUri : catalogUri.replace(/\(\d+L?\)$/, '(999999999L)') } }] } : {};
   return {
-    values: { Title: `Tree ${seed}`, Price: '19.99', StockAmount: 3 },
+    values: { Title: `Tree ${seed}`, Price: '19.99', StockAmount: 3, ...catalogs },
     children: [
       ['ProductSpecifics', specifics],
       ['ProductImages', images],
@@ -141,5 +150,5 @@ test('a deep insert answers and stores exactly what the same entities POSTed one
   }
   t.diagnostic(`outcomes by status: ${JSON.stringify(Object.fromEntries(outcomes))}`);
   // The generator reaches both outcomes and both refusals, or the comparison proves little.
-  for (const status of ['201', '400', '409']) assert.ok((outcomes.get(status) ?? 0) >= 3, `${status} in ${JSON.stringify([...outcomes])}`);
+  for (const status of ['201', '400', '404', '409']) assert.ok((outcomes.get(status) ?? 0) >= 3, `${status} in ${JSON.stringify([...outcomes])}`);
 });
