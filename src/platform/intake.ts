@@ -37,7 +37,37 @@ export class PlatformIntake {
     return store.write(accountId, (tx) => HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now() }, doc.body));
   }
 
+  /**
+   * Applies validated documents to one account in order, all in one transaction (a file's
+   * import: one COMMIT for many documents). A document that fails undoes them all; the error
+   * says which one it was (DocumentFailure).
+   */
+  applyAll(accountId: number, docs: readonly PlatformDocument[]): Promise<DeliveryOutcome[]> {
+    const { store, entities, model, writes, clock } = this.services;
+    return store.write(accountId, async (tx) => {
+      const outcomes: DeliveryOutcome[] = [];
+      for (const [index, doc] of docs.entries()) {
+        try {
+          outcomes.push(await HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now() }, doc.body));
+        } catch (error) {
+          throw new DocumentFailure(index, error);
+        }
+      }
+      return outcomes;
+    });
+  }
+
   deliver(accountId: number, body: unknown): Promise<DeliveryOutcome> {
     return this.apply(accountId, this.validate(body));
+  }
+}
+
+/** The document at `index` of an applyAll() failed with `cause`; nothing of the call was stored. */
+export class DocumentFailure extends Error {
+  constructor(
+    readonly index: number,
+    override readonly cause: unknown,
+  ) {
+    super(`document ${index + 1} of the transaction failed`);
   }
 }
