@@ -81,4 +81,18 @@ describe('the schema in SQLite', { skip: testEngine !== 'sqlite' && 'SQLite only
   test('a second migration changes nothing', async () => {
     assert.deepEqual(await store.migrate(), { createdTables: [], addedColumns: [], createdIndexes: [] });
   });
+
+  test('a foreign key index ends with id, so a parent\'s rows are read through it in id order; the older index without id is dropped by the migration', async () => {
+    const plan = (sql: string) => (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 1) as { detail: string }[]).map((r) => r.detail).join('; ');
+    // What the rules and navigations ask: a parent's rows in id order.
+    assert.match(plan('SELECT * FROM "product_variation_specifics" t WHERE t.account_id = ? AND t."product_variation_id" = ? ORDER BY t.id'), /USING INDEX product_variation_specifics_by_product_variation_id_and_id \(account_id=\? AND product_variation_id=\?\)/);
+    assert.match(plan('SELECT * FROM "product_images" t WHERE t.account_id = ? AND t."product_id" = ? ORDER BY t.id'), /product_images_by_product_id_and_id \(account_id=\? AND product_id=\?\)/);
+    // A database migrated before: its index without id goes, the one with id comes.
+    const writable = new Database(file);
+    writable.exec('DROP INDEX "product_images_by_product_id_and_id"; CREATE INDEX "product_images_by_product_id" ON "product_images" ("account_id", "product_id")');
+    writable.close();
+    assert.deepEqual(await store.migrate(), { createdTables: [], addedColumns: [], createdIndexes: ['product_images_by_product_id_and_id'] });
+    const indexes = (raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'product_images'`).all() as { name: string }[]).map((r) => r.name);
+    assert.ok(indexes.includes('product_images_by_product_id_and_id') && !indexes.includes('product_images_by_product_id'), indexes.join(', '));
+  });
 });
