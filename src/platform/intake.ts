@@ -4,7 +4,7 @@
  * for, answered only after COMMIT. A document that fails anywhere stores nothing.
  */
 import type { CatalogueServices } from '../catalogue/services';
-import { type Delivery, type DeliveryOutcome } from './delivery';
+import { IdBlock, type Delivery, type DeliveryOutcome } from './delivery';
 import { DocumentValidator, type DocumentKind, type Json, type PlatformDocument } from './documents';
 import { deliverPayment, deliverShipment } from './events';
 import { deliverListing } from './listings';
@@ -46,9 +46,10 @@ export class PlatformIntake {
     const { store, entities, model, writes, clock } = this.services;
     return store.write(accountId, async (tx) => {
       const outcomes: DeliveryOutcome[] = [];
+      const ids = new IdBlock(store, tx);
       for (const [index, doc] of docs.entries()) {
         try {
-          outcomes.push(await HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now() }, doc.body));
+          outcomes.push(await HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now(), ids }, doc.body));
         } catch (error) {
           throw new DocumentFailure(index, error);
         }

@@ -184,17 +184,18 @@ export class EntityStore {
     return BigInt(row?.n ?? 0);
   }
 
-  /** Rows whose `column` equals `value` (a foreign key), by id. */
-  async *iterateWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, property: PropertyDef, value: EdmValue): AsyncIterable<EntityRecord> {
-    const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} = ? ORDER BY t.id`;
-    for await (const row of exec.iterateRows(sql, [accountId, this.encode(property, value)])) yield this.decodeRow(type, row);
-  }
-
-  /** Every row whose property `name` equals `value`, by id (a small set: an order's items, a product's offers). */
+  /**
+   * Every row whose property `name` equals `value`, by id: a small set (an order's items, a
+   * product's images, the items of a platform id), read in one statement. A cursor would cost
+   * PostgreSQL three round trips (DECLARE, FETCH, CLOSE) for what one answers. The sort key is
+   * `+t.id`, an expression, so that SQLite's planner (no statistics) takes the index on the
+   * property and sorts the few rows, instead of walking the account's table by primary key to
+   * spare the sort: a platform import's lookup of an item by PlatformItemId did that.
+   */
   async findWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
-    const rows: EntityRecord[] = [];
-    for await (const r of this.iterateWhere(exec, accountId, type, type.properties.find((p) => p.name === name)!, value)) rows.push(r);
-    return rows;
+    const property = type.properties.find((p) => p.name === name)!;
+    const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} = ? ORDER BY +t.id`;
+    return (await exec.rows(sql, [accountId, this.encode(property, value)])).map((row) => this.decodeRow(type, row));
   }
 
   /**

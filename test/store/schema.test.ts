@@ -12,7 +12,8 @@ import Database from 'better-sqlite3';
 import { model } from '../../src/model/catalogue-model';
 import { buildSchema } from '../../src/store/schema';
 import { openStore } from '../../src/store/open';
-import type { Store } from '../../src/store/store';
+import type { SqlValue, Store } from '../../src/store/store';
+import { EntityStore } from '../../src/store/entities';
 import { tempDatabaseFile, testEngine } from '../support/test-database';
 import { SPEC_ENTITY_SETS } from '../support/spec';
 
@@ -94,5 +95,15 @@ describe('the schema in SQLite', { skip: testEngine !== 'sqlite' && 'SQLite only
     assert.deepEqual(await store.migrate(), { createdTables: [], addedColumns: [], createdIndexes: ['product_images_by_product_id_and_id'] });
     const indexes = (raw.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'product_images'`).all() as { name: string }[]).map((r) => r.name);
     assert.ok(indexes.includes('product_images_by_product_id_and_id') && !indexes.includes('product_images_by_product_id'), indexes.join(', '));
+  });
+
+  test('a lookup by a property that leads a unique key (an item by PlatformItemId) goes through that key\'s index, not the whole account', async () => {
+    const entities = new EntityStore(model, store);
+    const items = model.typeByName.get('SalesOrderItem')!;
+    // The statement findWhere() runs, as it runs it.
+    let sql = '';
+    await store.read(1, (tx) => entities.findWhere({ ...tx, rows: (text: string, params?: readonly SqlValue[]) => ((sql = text), tx.rows(text, params)) }, 1, items, 'PlatformItemId', 'X-1'));
+    const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 'X-1') as { detail: string }[]).map((r) => r.detail).join('; ');
+    assert.match(plan, /USING INDEX sales_order_items_unique_platform_item_id_transaction_id \(account_id=\? AND platform_item_id=\?\)/, plan);
   });
 });
