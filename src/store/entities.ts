@@ -400,6 +400,9 @@ export class EntityStore {
     const r = nav.relation;
     let from: string;
     let where: string;
+    // Pairs come out of the pair table's index on the source in target order: ordered by that
+    // column (equal to t.id), SQLite starts there instead of walking the whole target table.
+    let key = 't.id';
     if (r.kind === 'reference') {
       const dependent = this.model.typeByName.get(r.dependent)!;
       const fk = q(dependent.properties.find((p) => p.name === r.foreignKey)!.column);
@@ -416,9 +419,10 @@ export class EntityStore {
       const [sourceColumn, targetColumn, linkTable] = this.pairColumns(r, nav);
       from = `${table} t JOIN ${linkTable} l ON l.account_id = t.account_id AND l.${targetColumn} = t.id`;
       where = `l.account_id = ? AND l.${sourceColumn} = ?`;
+      key = `l.${targetColumn}`;
     }
     return {
-      all: `SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY t.id`,
+      all: `SELECT ${columns} FROM ${from} WHERE ${where} ORDER BY ${key}`,
       one: `SELECT ${columns} FROM ${from} WHERE ${where} AND t.id = ?`,
       count: `SELECT count(*) AS n FROM ${from} WHERE ${where}`,
     };

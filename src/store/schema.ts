@@ -159,7 +159,10 @@ function linkTables(model: Model): TableDef[] {
         { columns: [ACCOUNT_COLUMN, r.leftColumn], refTable: left.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' },
         { columns: [ACCOUNT_COLUMN, r.rightColumn], refTable: right.table, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' },
       ],
-      indexes: [{ name: `${r.table}_by_${r.rightColumn}`, columns: [ACCOUNT_COLUMN, r.rightColumn], unique: false }],
+      // The primary key hands out a left entity's pairs in right order; this index, a right
+      // entity's pairs in left order (see the foreign key indexes above).
+      indexes: [{ name: `${r.table}_by_${r.rightColumn}_and_${r.leftColumn}`, columns: [ACCOUNT_COLUMN, r.rightColumn, r.leftColumn], unique: false }],
+      retiredIndexes: [`${r.table}_by_${r.rightColumn}`],
     });
   }
   return tables;

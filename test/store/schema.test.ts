@@ -97,6 +97,18 @@ describe('the schema in SQLite', { skip: testEngine !== 'sqlite' && 'SQLite only
     assert.ok(indexes.includes('product_images_by_product_id_and_id') && !indexes.includes('product_images_by_product_id'), indexes.join(', '));
   });
 
+  test('a catalog\'s products are read from the pair table\'s index on the catalog, not by walking every product of the account', async () => {
+    const entities = new EntityStore(model, store);
+    const products = model.typeByName.get('Catalog')!.navigations.find((n) => n.name === 'Products')!;
+    let sql = '';
+    await store.read(1, async (tx) => {
+      for await (const _ of entities.related({ ...tx, iterateRows: (text: string, params?: readonly SqlValue[]) => ((sql = text), tx.iterateRows(text, params)) }, 1, products, 5n)) void _;
+    });
+    const plan = (raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 5) as { detail: string }[]).map((r) => r.detail);
+    assert.match(plan[0] ?? '', /^SEARCH l USING COVERING INDEX product_catalogs_by_catalog_id_and_product_id \(account_id=\? AND catalog_id=\?\)$/, plan.join('; '));
+    assert.ok(!plan.some((step) => /TEMP B-TREE/.test(step)), `no sort: ${plan.join('; ')}`);
+  });
+
   test('a lookup by a property that leads a unique key (an item by PlatformItemId) goes through that key\'s index, not the whole account', async () => {
     const entities = new EntityStore(model, store);
     const items = model.typeByName.get('SalesOrderItem')!;
