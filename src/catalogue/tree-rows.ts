@@ -16,7 +16,7 @@ import type { EntityTypeDef, Model } from '../model/types';
 import { comparisonKey } from '../model/text';
 import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
-import type { Characteristic, CatalogueQueries } from '../store/catalogue-queries';
+import type { Characteristic, CatalogueQueries, CharacteristicsLeftOut, ProductOf } from '../store/catalogue-queries';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, SqlValue } from '../store/store';
 import type { RuleRows } from './rule-rows';
@@ -141,12 +141,7 @@ export class TreeRows implements RuleRows {
    * CatalogueQueries.characteristicsOfProduct over stored and fresh rows: the characteristics
    * of every variation of the product, stored ones first, each in id order.
    */
-  async characteristicsOfProduct(
-    tx: SqlExecutor,
-    accountId: number,
-    product: { readonly productId: bigint } | { readonly ofVariation: bigint },
-    exclude: { readonly variationId?: bigint; readonly specificId?: bigint } = {},
-  ): Promise<Characteristic[]> {
+  async characteristicsOfProduct(tx: SqlExecutor, accountId: number, product: ProductOf, exclude: CharacteristicsLeftOut = {}): Promise<Characteristic[]> {
     const variations = this.typeNamed('ProductVariation');
     const productId = 'productId' in product ? product.productId : (await this.find(tx, accountId, variations, product.ofVariation))?.values.ProductId;
     if (typeof productId !== 'bigint') return [];
@@ -155,7 +150,7 @@ export class TreeRows implements RuleRows {
     return [...stored, ...fresh.map((row) => this.characteristicOf(row))];
   }
 
-  private storedCharacteristicsOf(tx: SqlExecutor, accountId: number, productId: bigint, exclude: { readonly variationId?: bigint; readonly specificId?: bigint }): Promise<Characteristic[]> {
+  private storedCharacteristicsOf(tx: SqlExecutor, accountId: number, productId: bigint, exclude: CharacteristicsLeftOut): Promise<Characteristic[]> {
     const key = `${productId} ${exclude.variationId} ${exclude.specificId}`;
     let read = this.storedCharacteristics.get(key);
     if (!read) this.storedCharacteristics.set(key, (read = this.queries.characteristicsOfProduct(tx, accountId, { productId }, exclude)));

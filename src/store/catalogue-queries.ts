@@ -42,6 +42,14 @@ export interface Characteristic {
 type CharacteristicRow = { name: unknown; value: unknown; name_key: unknown; value_key: unknown };
 const characteristic = (r: CharacteristicRow): Characteristic => ({ name: String(r.name), value: String(r.value), nameKey: String(r.name_key), valueKey: String(r.value_key) });
 
+/** A product, by its id or as the product of a variation. */
+export type ProductOf = { readonly productId: bigint } | { readonly ofVariation: bigint };
+/** What a count of a product's characteristics leaves out: the variation moving, or the characteristic being written. */
+export interface CharacteristicsLeftOut {
+  readonly variationId?: bigint;
+  readonly specificId?: bigint;
+}
+
 /** A table of parent -> child pairs (ProductRelations, the catalog tree of a link table). */
 export interface PairTable {
   readonly table: string;
@@ -113,12 +121,7 @@ export class CatalogueQueries {
    * The characteristics of a product's variations, leaving out one variation (the one
    * moving) or one characteristic row (the one being written), when given.
    */
-  async characteristicsOfProduct(
-    tx: SqlExecutor,
-    accountId: number,
-    product: { readonly productId: bigint } | { readonly ofVariation: bigint },
-    exclude: { readonly variationId?: bigint; readonly specificId?: bigint } = {},
-  ): Promise<Characteristic[]> {
+  async characteristicsOfProduct(tx: SqlExecutor, accountId: number, product: ProductOf, exclude: CharacteristicsLeftOut = {}): Promise<Characteristic[]> {
     const [s, v] = [this.specifics, this.variations];
     const params: SqlValue[] = [accountId];
     let productCondition: string;

@@ -256,15 +256,7 @@ export class PostgresStore implements Store {
               }
               outcomes.push(await runInSavepoint(tx, queued[i]!));
             }
-            sendTogether(client);
-            tx.sendDeferred();
-            const committed = client.query('COMMIT');
-            committed.catch(() => undefined);
-            await tx.settled();
-            tx.end();
-            // COMMIT returns once the commit is durable (synchronous_commit is on): only then
-            // are the writes acknowledged.
-            await committed;
+            await commit(client, tx);
           } catch (error) {
             tx.end();
             await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
@@ -384,17 +376,7 @@ export class PostgresStore implements Store {
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
-        // What fn left unanswered (a cursor's CLOSE) travels with the COMMIT. Should it have
-        // failed, the server answers the COMMIT with a rollback, and its error is thrown here.
-        sendTogether(client);
-        tx.sendDeferred();
-        const committed = client.query('COMMIT');
-        committed.catch(() => undefined);
-        await tx.settled();
-        tx.end();
-        // COMMIT returns once the commit is durable (synchronous_commit is on): only then is
-        // the write acknowledged.
-        await committed;
+        await commit(client, tx);
         return value;
       } catch (error) {
         tx.end();
@@ -413,6 +395,22 @@ export class PostgresStore implements Store {
     })();
     return this.closing;
   }
+}
+
+/**
+ * Ends a transaction with COMMIT. What it left unanswered (a cursor's CLOSE, a RELEASE) travels
+ * with the COMMIT; should that have failed, the server answers the COMMIT with a rollback and its
+ * error is thrown here. COMMIT returns once the commit is durable (synchronous_commit is on):
+ * only then may a write be acknowledged.
+ */
+async function commit(client: pg.PoolClient, tx: ConnectionExecutor): Promise<void> {
+  sendTogether(client);
+  tx.sendDeferred();
+  const committed = client.query('COMMIT');
+  committed.catch(() => undefined);
+  await tx.settled();
+  tx.end();
+  await committed;
 }
 
 /**
