@@ -33,8 +33,13 @@ export class PlatformIntake {
 
   /** Applies a validated document to one account in one transaction. */
   apply(accountId: number, doc: PlatformDocument): Promise<DeliveryOutcome> {
-    const { store, entities, model, writes, clock } = this.services;
-    return store.write(accountId, (tx) => HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now() }, doc.body));
+    return this.services.store.write(accountId, (tx) => this.handle(tx, accountId, doc));
+  }
+
+  /** One document inside the caller's transaction, at the service clock's time. */
+  private handle(tx: Delivery['tx'], accountId: number, doc: PlatformDocument, ids?: IdBlock): Promise<DeliveryOutcome> {
+    const { entities, model, writes, clock } = this.services;
+    return HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now(), ...(ids ? { ids } : {}) }, doc.body);
   }
 
   /**
@@ -43,13 +48,13 @@ export class PlatformIntake {
    * says which one it was (DocumentFailure).
    */
   applyAll(accountId: number, docs: readonly PlatformDocument[]): Promise<DeliveryOutcome[]> {
-    const { store, entities, model, writes, clock } = this.services;
+    const { store } = this.services;
     return store.write(accountId, async (tx) => {
       const outcomes: DeliveryOutcome[] = [];
       const ids = new IdBlock(store, tx);
       for (const [index, doc] of docs.entries()) {
         try {
-          outcomes.push(await HANDLERS[doc.kind]({ tx, accountId, entities, model, writes, now: clock.now(), ids }, doc.body));
+          outcomes.push(await this.handle(tx, accountId, doc, ids));
         } catch (error) {
           throw new DocumentFailure(index, error);
         }

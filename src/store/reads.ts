@@ -96,7 +96,6 @@ export class EntityReads {
   // -------------------------------------------------------------------------------------------
   // The statement of a plan
 
-  /** FROM … WHERE … of a plan: the source, the filter and the position to continue after. */
   /**
    * The key the rows are ordered by last: t.id, or for a many-to-many navigation the pair table's
    * column that equals it. The same values, but written so SQLite's planner (no statistics)
@@ -107,6 +106,7 @@ export class EntityReads {
     return plan.source.kind === 'navigation' ? this.navigationJoin(plan.source.navigation).idColumn : 't.id';
   }
 
+  /** FROM … WHERE … of a plan: the source, the filter and the position to continue after. */
   private fromWhere(b: StatementBuilder, plan: ReadPlan, withAfter: boolean): string {
     const table = q(plan.type.table);
     let from = `${table} t`;
