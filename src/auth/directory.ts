@@ -10,7 +10,7 @@
  * Integers may come back as bigint (SQLite adapter) or string (PostgreSQL int8); toNumber()
  * converts them, which is exact for ids and millisecond timestamps (far below 2^53).
  */
-import type { SqlExecutor } from '../store/store';
+import type { SqlExecutor, SqlValue } from '../store/store';
 
 function toNumber(value: unknown): number {
   const n = typeof value === 'number' ? value : Number(value as bigint | string);
@@ -194,6 +194,14 @@ export async function findLiveSession(
  * lookup per request for both credentials, and no way to pair one account's token with
  * another's cookie.
  */
+/** The live session of a cookie, joined to a live token of the same enabled account. */
+const LIVE_SESSION_WITH_TOKEN = `SELECT s.account_id, s.last_seen_at
+     FROM sessions s
+     JOIN subscription_tokens t ON t.account_id = s.account_id
+     JOIN accounts a ON a.id = s.account_id AND a.disabled_at IS NULL
+     WHERE s.session_hash = ? AND s.expires_at > ? AND s.last_seen_at > ?
+       AND t.token_hash = ? AND t.revoked_at IS NULL`;
+
 export async function findLiveSessionWithToken(
   db: SqlExecutor,
   sessionHash: string,
@@ -201,16 +209,27 @@ export async function findLiveSessionWithToken(
   now: number,
   idleCutoff: number,
 ): Promise<LiveSession | undefined> {
-  const row = await db.get<{ account_id: unknown; last_seen_at: unknown }>(
-    `SELECT s.account_id, s.last_seen_at
-     FROM sessions s
-     JOIN subscription_tokens t ON t.account_id = s.account_id
-     JOIN accounts a ON a.id = s.account_id AND a.disabled_at IS NULL
-     WHERE s.session_hash = ? AND s.expires_at > ? AND s.last_seen_at > ?
-       AND t.token_hash = ? AND t.revoked_at IS NULL`,
-    [sessionHash, now, idleCutoff, tokenHash],
-  );
-  return row ? { accountId: toNumber(row.account_id), lastSeenAt: toNumber(row.last_seen_at) } : undefined;
+  const row = await db.get<{ account_id: unknown; last_seen_at: unknown }>(LIVE_SESSION_WITH_TOKEN, [sessionHash, now, idleCutoff, tokenHash]);
+  return row ? liveSessionOf(row) : undefined;
+}
+
+/**
+ * findLiveSessionWithToken as a statement to run inside a read (ReadGuard), for the account the
+ * request claims: at most one row, and only of that account.
+ */
+export function liveSessionOfAccountStatement(
+  sessionHash: string,
+  tokenHash: string,
+  now: number,
+  idleCutoff: number,
+  accountId: number,
+): { sql: string; params: SqlValue[] } {
+  return { sql: `${LIVE_SESSION_WITH_TOKEN} AND s.account_id = ?`, params: [sessionHash, now, idleCutoff, tokenHash, accountId] };
+}
+
+/** A row of LIVE_SESSION_WITH_TOKEN. */
+export function liveSessionOf(row: { account_id?: unknown; last_seen_at?: unknown }): LiveSession {
+  return { accountId: toNumber(row.account_id), lastSeenAt: toNumber(row.last_seen_at) };
 }
 
 /** Moves last_seen_at forward (never back, should touches from two processes cross). */

@@ -8,8 +8,9 @@
  * into a stream of writes; the idle limit is therefore exact to within that interval (a session
  * may end up to touchIntervalMs early, never late).
  */
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../clock';
-import type { Store } from '../store/store';
+import type { ReadGuard, SqlValue, Store } from '../store/store';
 import { PASSWORD_MAX_LENGTH, userNameProblem } from './accounts';
 import { hashCredential, isWellFormedSessionValue, isWellFormedSubscriptionToken, newSessionValue, subscriptionTokenHash } from './credentials';
 import {
@@ -19,6 +20,8 @@ import {
   findLiveSession,
   findLiveSessionWithToken,
   insertSession,
+  liveSessionOf,
+  liveSessionOfAccountStatement,
   recordLogin,
   touchSession,
   type LiveSession,
@@ -62,9 +65,60 @@ export interface LoginThrottled {
 
 export type LoginResult = LoginSucceeded | LoginFailed | LoginThrottled;
 
+/**
+ * What a request presents, before the database has said whether it is live: the hashes to look
+ * up, and the account this process last found the session to belong to (a session's account
+ * never changes, so the hint is right or the session is gone; the database decides either way).
+ */
+export interface Claim {
+  readonly sessionHash: string;
+  readonly tokenHash: string;
+  readonly accountHint: number | undefined;
+}
+
+/** The credentials a guarded read carried were refused (answer 401). */
+export class CredentialsRefused extends Error {
+  constructor() {
+    super('The subscription token or the session is not valid.');
+  }
+}
+
+/**
+ * The credential check of one request, run as the first statement of its read (ReadGuard), so
+ * that checking and reading cost one transaction. `passed` is set before any of the read's
+ * answers reach the request.
+ */
+export class CredentialGuard implements ReadGuard {
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+  passed = false;
+  lastSeenAt: number | undefined;
+
+  constructor(
+    readonly claim: Claim,
+    readonly accountId: number,
+    readonly now: number,
+    idleCutoff: number,
+  ) {
+    ({ sql: this.sql, params: this.params } = liveSessionOfAccountStatement(claim.sessionHash, claim.tokenHash, now, idleCutoff, accountId));
+  }
+
+  check(row: Record<string, unknown> | undefined): void {
+    const session = row === undefined ? undefined : liveSessionOf(row);
+    if (session === undefined || session.accountId !== this.accountId) throw new CredentialsRefused();
+    this.lastSeenAt = session.lastSeenAt;
+    this.passed = true;
+  }
+}
+
+/** Sessions whose account this process knows: enough for every connector a process serves. */
+const ACCOUNT_HINTS = 10_000;
+
 export class SessionService {
   readonly options: Required<Omit<SessionOptions, 'throttle'>>;
   readonly throttle: LoginThrottle;
+  /** Session hash -> its account, as last authenticated here (see Claim). */
+  private readonly accountHints = new LRUCache<string, number>({ max: ACCOUNT_HINTS });
 
   constructor(
     private readonly store: Store,
@@ -119,6 +173,7 @@ export class SessionService {
       await recordLogin(tx, account.accountId, now);
       await this.throttle.settleSuccess(tx, reserved.reservation);
     });
+    this.accountHints.set(hashCredential(cookieValue), account.accountId);
     return { ok: true, cookieValue, accountId: account.accountId };
   }
 
@@ -131,6 +186,7 @@ export class SessionService {
   async endSession(cookieValue: string): Promise<number | undefined> {
     if (!isWellFormedSessionValue(cookieValue)) return undefined;
     const sessionHash = hashCredential(cookieValue);
+    this.accountHints.delete(sessionHash);
     return this.store.writeDirectory((tx) => deleteSession(tx, sessionHash));
   }
 
@@ -159,19 +215,37 @@ export class SessionService {
    * live and belong to the same account; otherwise undefined (answer 401).
    */
   async authenticate(subscriptionToken: string, cookieValue: string): Promise<number | undefined> {
+    const claim = this.claim(subscriptionToken, cookieValue);
+    return claim === undefined ? undefined : this.authenticateClaim(claim);
+  }
+
+  /** The credentials a request presents, or undefined when they cannot be live (ill-formed). */
+  claim(subscriptionToken: string, cookieValue: string): Claim | undefined {
     if (!isWellFormedSubscriptionToken(subscriptionToken) || !isWellFormedSessionValue(cookieValue)) return undefined;
-    const now = this.clock.now();
     const sessionHash = hashCredential(cookieValue);
-    const session = await findLiveSessionWithToken(
-      this.store.directory,
-      sessionHash,
-      subscriptionTokenHash(subscriptionToken),
-      now,
-      now - this.options.idleTimeoutMs,
-    );
+    return { sessionHash, tokenHash: subscriptionTokenHash(subscriptionToken), accountHint: this.accountHints.get(sessionHash) };
+  }
+
+  /** authenticate() of a claim: a statement of its own. */
+  async authenticateClaim(claim: Claim): Promise<number | undefined> {
+    const now = this.clock.now();
+    const session = await findLiveSessionWithToken(this.store.directory, claim.sessionHash, claim.tokenHash, now, now - this.options.idleTimeoutMs);
     if (!session) return undefined;
-    await this.touchIfDue(sessionHash, session, now);
+    this.accountHints.set(claim.sessionHash, session.accountId);
+    await this.touchIfDue(claim.sessionHash, session, now);
     return session.accountId;
+  }
+
+  /** The check of a claim whose account is hinted, to run inside the read it admits. */
+  guardFor(claim: Claim, accountId: number): CredentialGuard {
+    const now = this.clock.now();
+    return new CredentialGuard(claim, accountId, now, now - this.options.idleTimeoutMs);
+  }
+
+  /** After a guarded read that passed: the session counts as used, as authenticate() counts it. */
+  async settle(guard: CredentialGuard): Promise<void> {
+    if (!guard.passed || guard.lastSeenAt === undefined) return;
+    await this.touchIfDue(guard.claim.sessionHash, { accountId: guard.accountId, lastSeenAt: guard.lastSeenAt }, guard.now);
   }
 
   /**

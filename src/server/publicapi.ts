@@ -18,15 +18,36 @@ import { serviceRootOf } from './service-root';
 import { serveRequest } from '../service/dispatch';
 import { handleBatch } from '../service/batch/batch';
 import { quote } from '../odata/quote';
+import { CredentialGuard, CredentialsRefused, type Claim } from '../auth/sessions';
+import type { QueryOptions } from '../odata/uri/query-options';
+import type { VersionHeaders } from '../odata/negotiate';
+import type { BodyStream, Reply, Responder, StreamHead } from '../service/responder';
 
-/** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
-async function identify(app: App, ctx: RequestContext): Promise<number> {
+/** The credentials the request presents, or a 401 when they are missing or cannot be live. */
+function claimOf(app: App, ctx: RequestContext): Claim {
   const token = headerOf(ctx, 'subscriptiontoken');
   const cookie = sessionCookieOf(ctx);
-  if (!token || !cookie) throw unauthorized();
-  const accountId = await app.sessions.authenticate(token, cookie);
+  const claim = token && cookie ? app.sessions.claim(token, cookie) : undefined;
+  if (claim === undefined) throw unauthorized();
+  return claim;
+}
+
+/** The account whose SubscriptionToken and session cookie the request carries, or a 401. */
+async function identify(app: App, claim: Claim): Promise<number> {
+  const accountId = await app.sessions.authenticateClaim(claim);
   if (accountId === undefined) throw unauthorized();
   return accountId;
+}
+
+/**
+ * The error to answer when a request admitted on its claim failed: a 401 unless its credentials
+ * hold, so that nothing about the service (a name it lacks, a query it refuses) reaches a
+ * stranger. Checked on its own when the failure came before the read's check did.
+ */
+async function failureOnClaim(app: App, guard: CredentialGuard, error: unknown): Promise<unknown> {
+  if (error instanceof CredentialsRefused) return unauthorized();
+  if (!guard.passed && (await app.sessions.authenticateClaim(guard.claim)) === undefined) return unauthorized();
+  return error;
 }
 
 const TUNNELLED = new Set(['PUT', 'MERGE', 'PATCH', 'DELETE']);
@@ -48,14 +69,32 @@ export function publicApiHandler(app: App): Handler {
     const versions = readVersionHeaders((name) => headerOf(ctx, name), app.config.responseVersion);
     const options = parseQueryOptions(ctx.query);
     const method = effectiveMethod(ctx);
+    const claim = claimOf(app, ctx);
+
+    // A read whose session this process has met before goes on its claim: its credential check
+    // is the first statement of the read itself (one transaction; on PostgreSQL one round trip).
+    if ((method === 'GET' || method === 'HEAD') && claim.accountHint !== undefined) {
+      const guard = app.sessions.guardFor(claim, claim.accountHint);
+      try {
+        const path = parseResourcePath(app.model, rest);
+        if (path.kind === 'resource') {
+          const responder = new CheckedResponder(new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs), guard);
+          await serveRequest(requestOf(app, ctx, guard.accountId, method, options, versions, responder, guard), path, rest);
+          await app.sessions.settle(guard);
+          return;
+        }
+      } catch (error) {
+        throw await failureOnClaim(app, guard, error);
+      }
+    }
 
     // Identify before resolving names, so that nothing about the service leaks to strangers.
-    const accountId = await identify(app, ctx);
+    const accountId = await identify(app, claim);
 
     // Resolve and answer.
     const path = parseResourcePath(app.model, rest);
-    const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
     if (path.kind === 'batch') {
+      const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
       const batch = {
         method: ctx.req.method ?? '',
         header: (name: string) => headerOf(ctx, name),
@@ -65,18 +104,63 @@ export function publicApiHandler(app: App): Handler {
       // The batch's own version headers stand in for those an inner request does not send.
       return handleBatch({ app, accountId, clientAddress: ctx.clientAddress, serviceRoot, requestId: ctx.id, log: ctx.log, header: batch.header }, batch, options);
     }
-    const request: ODataRequest = {
-      app,
-      accountId,
-      clientAddress: ctx.clientAddress,
-      method,
-      options,
-      versions,
-      serviceRoot,
-      header: (name) => headerOf(ctx, name),
-      body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
-      responder: new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs),
-    };
-    return serveRequest(request, path, rest);
+    const responder = new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs);
+    return serveRequest(requestOf(app, ctx, accountId, method, options, versions, responder, undefined), path, rest);
   };
+}
+
+function requestOf(
+  app: App,
+  ctx: RequestContext,
+  accountId: number,
+  method: string,
+  options: QueryOptions,
+  versions: VersionHeaders,
+  responder: Responder,
+  credentialGuard: CredentialGuard | undefined,
+): ODataRequest {
+  return {
+    app,
+    accountId,
+    ...(credentialGuard ? { credentialGuard } : {}),
+    clientAddress: ctx.clientAddress,
+    method,
+    options,
+    versions,
+    serviceRoot: serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost()),
+    header: (name) => headerOf(ctx, name),
+    body: () => readBody(ctx.req, app.config.limits.maxBodyBytes),
+    responder,
+  };
+}
+
+/**
+ * A responder that lets nothing out before the request's credential check passed. Every read
+ * runs a statement before it answers, and a statement's answer arrives only after the check's,
+ * so this never refuses; it is here so that a read that some day answered first fails loudly
+ * instead of answering a stranger.
+ */
+class CheckedResponder implements Responder {
+  constructor(
+    private readonly inner: Responder,
+    private readonly guard: CredentialGuard,
+  ) {}
+
+  get started(): boolean {
+    return this.inner.started;
+  }
+
+  send(reply: Reply): void {
+    this.checked();
+    this.inner.send(reply);
+  }
+
+  stream(head: StreamHead): BodyStream {
+    this.checked();
+    return this.inner.stream(head);
+  }
+
+  private checked(): void {
+    if (!this.guard.passed) throw new Error('An answer was about to go out before the credentials were checked');
+  }
 }

@@ -8,6 +8,7 @@ import type { VersionHeaders } from '../odata/negotiate';
 import type { QueryOptions } from '../odata/uri/query-options';
 import type { ResourcePath } from '../odata/uri/resource-path';
 import type { App } from './app';
+import type { ReadGuard } from '../store/store';
 import type { Responder } from './responder';
 import { charsetOf } from '../odata/batch/media-type';
 
@@ -16,6 +17,11 @@ export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePat
 export interface ODataRequest {
   readonly app: App;
   readonly accountId: number;
+  /**
+   * When set, accountId is only claimed: the read of the resource runs this credential check as
+   * its first statement (see ReadGuard), and nothing else may happen before it passed.
+   */
+  readonly credentialGuard?: ReadGuard;
   /** Where the request came from (the audit trail names it). */
   readonly clientAddress: string;
   /** The verb the request stands for (after X-HTTP-Method tunnelling). */

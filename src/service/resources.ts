@@ -261,7 +261,8 @@ async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord,
 
 /** GET and HEAD of any resource path, inside one snapshot of the account. */
 export async function readResource(r: ODataRequest, path: ResourcePath): Promise<void> {
-  await r.app.store.read(r.accountId, async (tx) => {
+  await r.app.store.read(r.accountId, readIn, r.credentialGuard);
+  async function readIn(tx: SqlExecutor): Promise<void> {
     const resolved = await resolve(r, tx, path);
     const target = path.target;
     switch (target.kind) {
@@ -286,5 +287,5 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
         if (resolved.kind !== 'entity') throw badRequest('$links belongs to one entity.');
         return r.responder.send(await readLinks(r, tx, resolved.record, target));
     }
-  });
+  }
 }

@@ -46,6 +46,21 @@ export interface SqlExecutor {
   iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]>;
 }
 
+/**
+ * A statement that decides whether a read may go on (a credential check), run first in the
+ * read's own transaction: the check and the read cost one transaction, and on PostgreSQL one
+ * round trip, since the read's first statement goes out right behind it and its answer is used
+ * only if check() accepted. The statement selects `account_id`, the account the read is for: on
+ * PostgreSQL the tenant is set from that row, so a refused check also leaves the tenant unset.
+ */
+export interface ReadGuard {
+  /** Directory tables only (no tenant is set yet); at most one row. */
+  readonly sql: string;
+  readonly params: readonly SqlValue[];
+  /** Throws, and the read fails with that error, unless the row admits the read. */
+  check(row: Record<string, unknown> | undefined): void;
+}
+
 /** How an engine stores each Edm type: model values in, database values out. */
 export interface ValueCodec {
   encode(type: EdmType, value: EdmValue): SqlValue;
@@ -82,8 +97,10 @@ export interface Store {
   /**
    * One account's rows as one consistent snapshot: every statement fn runs sees the same
    * committed state. Keep fn short unless it streams a response (it holds a connection).
+   * With a guard, the guard's statement runs first in the same transaction, and fn's statements
+   * are answered only once the guard accepted its row.
    */
-  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T>;
   /**
    * Runs fn in one transaction for one account and resolves only after COMMIT is durable. If fn
    * throws, nothing it did is kept and the error is rethrown.

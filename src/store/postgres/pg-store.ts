@@ -13,7 +13,7 @@
  * close() waits for the transactions in flight, then ends the pool.
  */
 import pg from 'pg';
-import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import type { MigrationReport, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { pgCodec, pgTypeParsers } from './values';
 import { pgDialect } from './dialect';
@@ -69,6 +69,7 @@ interface WriteJob {
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
 
+const BEGIN_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 const SET_TENANT = `SELECT set_config('${TENANT_SETTING}', ?, true)`;
 /** Sets the tenant and waits for the account's write lock, in one round trip. */
 const SET_TENANT_AND_LOCK = `SELECT set_config('${TENANT_SETTING}', ?, true), pg_advisory_xact_lock(CAST(? AS bigint))`;
@@ -176,8 +177,12 @@ export class PostgresStore implements Store {
     }
   }
 
-  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', SET_TENANT + this.settings, [String(accountId)], 'pipelined', fn);
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T> {
+    if (!guard) return this.transaction(BEGIN_READ, SET_TENANT + this.settings, [String(accountId)], 'pipelined', fn);
+    // The tenant is set from the guard's own row: a refused check leaves it unset, so the read's
+    // first statement, already on its way, finds no row under row-level security either.
+    const setup = `SELECT set_config('${TENANT_SETTING}', CAST(g.account_id AS text), true) AS tenant, g.*${this.settings} FROM (${guard.sql}) g`;
+    return this.transaction(BEGIN_READ, setup, guard.params, 'pipelined', fn, (row) => guard.check(row));
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -364,6 +369,8 @@ export class PostgresStore implements Store {
     /** 'awaited': fn starts only after BEGIN and the setup answered (one round trip of their own). */
     start: 'pipelined' | 'awaited',
     fn: (tx: SqlExecutor) => Promise<T>,
+    /** Judges the setup's row (a ReadGuard): fn's statements are answered only if it accepts. */
+    checkSetup?: (row: Record<string, unknown> | undefined) => void,
   ): Promise<T> {
     return this.withConnection(async (client, cache, discard) => {
       const tx = new ConnectionExecutor(client, cache, true);
@@ -371,14 +378,20 @@ export class PostgresStore implements Store {
       // in one write to the socket rather than one system call each.
       sendTogether(client);
       const begun = client.query(begin);
-      const prelude = setup ? Promise.all([begun, tx.query(setup, setupParams)]) : begun;
+      const checked = setup && checkSetup ? tx.query(setup, setupParams).then((result) => checkSetup(result.rows[0])) : undefined;
+      checked?.catch(() => undefined);
+      const prelude = checked ? Promise.all([begun, checked]) : setup ? Promise.all([begun, tx.query(setup, setupParams)]) : begun;
       tx.after(prelude);
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
         await commit(client, tx);
         return value;
-      } catch (error) {
+      } catch (failure) {
+        // fn may fail before its first statement took the check's answer (a query it refused):
+        // a refused check is then the error to report, so nothing but it reaches a stranger.
+        const refused = checked ? await checked.then(() => undefined, (error: unknown) => error) : undefined;
+        const error = refused ?? failure;
         tx.end();
         // After a failed COMMIT there is no transaction left, and ROLLBACK only warns. A ROLLBACK
         // that fails leaves the connection in an unknown state: it is not reused.

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import type { MigrationReport, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import type { MigrationReport, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
@@ -315,9 +315,13 @@ export class SqliteStore implements Store {
     return migrateSqlite(this.writerDb, this.options.tables);
   }
 
-  read<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  read<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T> {
     // Every statement is scoped by account_id itself; SQLite has no second fence to set.
-    return this.readers.snapshot(fn);
+    if (!guard) return this.readers.snapshot(fn);
+    return this.readers.snapshot(async (c) => {
+      guard.check(await c.get(guard.sql, guard.params));
+      return fn(c);
+    });
   }
 
   write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
