@@ -17,11 +17,17 @@ import type { SqlExecutor } from '../store/store';
 
 export type HistoryAction = 'MarkedAsPaid' | 'Versandstatus';
 
+/**
+ * The row operations an order change uses: the EntityStore's, or a view that holds many
+ * documents' rows for one multi-row write (src/platform/buffered-rows.ts).
+ */
+export type RowAccess = Pick<EntityStore, 'store' | 'find' | 'findWhere' | 'insert' | 'update'>;
+
 /** Where an order change happens: one account, inside one write transaction. */
 export interface OrderScope {
   readonly tx: SqlExecutor;
   readonly accountId: number;
-  readonly entities: EntityStore;
+  readonly entities: RowAccess;
   readonly model: Model;
 }
 

@@ -12,6 +12,7 @@
  * same: no stored row points at it yet. Fresh ids come from the id sequence after every stored
  * one, so stored rows come first in id order.
  */
+import { foreignKeysOf } from '../model/define';
 import type { EntityTypeDef, Model } from '../model/types';
 import { comparisonKey } from '../model/text';
 import type { EdmValue } from '../odata/edm';
@@ -198,7 +199,7 @@ export class TreeRows implements RuleRows {
   private foreignKeysOf(type: EntityTypeDef): ReadonlySet<string> {
     let keys = this.foreignKeys.get(type);
     if (!keys) {
-      keys = new Set(this.model.relations.flatMap((r) => (r.kind === 'reference' && r.dependent === type.name ? [r.foreignKey] : [])));
+      keys = foreignKeysOf(this.model, type);
       this.foreignKeys.set(type, keys);
     }
     return keys;

@@ -282,3 +282,8 @@ export function clientSets(property: PropertyDef): boolean {
 export function findProperty(t: EntityTypeDef, name: string): PropertyDef | undefined {
   return t.properties.find((x) => x.name === name);
 }
+
+/** The properties of a type that hold a reference's foreign key (a parent's id). */
+export function foreignKeysOf(model: Pick<Model, 'relations'>, type: EntityTypeDef): ReadonlySet<string> {
+  return new Set(model.relations.flatMap((r) => (r.kind === 'reference' && r.dependent === type.name ? [r.foreignKey] : [])));
+}

@@ -6,18 +6,25 @@
  */
 import type { CatalogueWrites } from '../catalogue/writes';
 import type { OrderScope } from '../catalogue/order-history';
+import type { EntityStore } from '../store/entities';
 import { defaultOf } from '../catalogue/values';
 import type { EntityTypeDef } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import type { DocumentKind } from './documents';
 
-export interface Delivery extends OrderScope {
-  readonly writes: CatalogueWrites;
+/** What the row helpers below and an order document work with. */
+export interface RowDelivery extends OrderScope {
   /** The time of the delivery (the service clock): every date it sets. */
   readonly now: number;
   /** Where new rows take their ids when many documents share the transaction (else one each). */
   readonly ids?: IdBlock;
+}
+
+/** What every other document works with: the store's rows and the catalogue's writes. */
+export interface Delivery extends RowDelivery {
+  readonly entities: EntityStore;
+  readonly writes: CatalogueWrites;
 }
 
 /**
@@ -30,8 +37,8 @@ export class IdBlock {
   private size = 8;
 
   constructor(
-    private readonly store: Delivery['entities']['store'],
-    private readonly tx: Delivery['tx'],
+    private readonly store: RowDelivery['entities']['store'],
+    private readonly tx: RowDelivery['tx'],
   ) {}
 
   async next(): Promise<bigint> {
@@ -55,18 +62,22 @@ export interface DeliveryOutcome {
   readonly outcome: Outcome;
 }
 
-export function typeOf(d: Delivery, name: string): EntityTypeDef {
+export function typeOf(d: RowDelivery, name: string): EntityTypeDef {
   return d.model.typeByName.get(name)!;
 }
 
 /** Rows of a type whose property equals a value, by id. */
-export function findBy(d: Delivery, type: EntityTypeDef, property: string, value: EdmValue): Promise<EntityRecord[]> {
+export function findBy(d: RowDelivery, type: EntityTypeDef, property: string, value: EdmValue): Promise<EntityRecord[]> {
   return d.entities.findWhere(d.tx, d.accountId, type, property, value);
 }
 
-/** Inserts a row: the given values, the model's defaults for the rest, dates at the delivery's time. */
-export async function insertRow(d: Delivery, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<bigint> {
-  const id = d.ids ? await d.ids.next() : await d.entities.store.nextId(d.tx);
+/** An id for a new row: from the delivery's block when it has one, else from the sequence. */
+export function newId(d: RowDelivery): Promise<bigint> {
+  return d.ids ? d.ids.next() : d.entities.store.nextId(d.tx);
+}
+
+/** A new row as insertRow() stores it: the given values, the model's defaults for the rest, dates at the delivery's time. */
+export function newRow(d: RowDelivery, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Record<string, EdmValue> {
   const row: Record<string, EdmValue> = {};
   for (const p of type.properties) {
     if (p.access === 'key') row[p.name] = id;
@@ -74,15 +85,21 @@ export async function insertRow(d: Delivery, type: EntityTypeDef, values: Readon
     else if (p.timestamp) row[p.name] = d.now;
     else row[p.name] = defaultOf(p);
   }
-  await d.entities.insert(d.tx, d.accountId, type, row);
-  return id;
+  return row;
+}
+
+/** Inserts a row (newRow) under a new id, or under `id` when the caller drew it already; its id. */
+export async function insertRow(d: RowDelivery, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>, id?: bigint): Promise<bigint> {
+  const rowId = id ?? (await newId(d));
+  await d.entities.insert(d.tx, d.accountId, type, newRow(d, type, rowId, values));
+  return rowId;
 }
 
 /**
  * Writes the values that differ from the stored row (and its ModificationDate, where the type has
  * one); whether anything differed. Values are in their canonical internal forms, so equal means equal.
  */
-export async function updateChanged(d: Delivery, stored: EntityRecord, values: Readonly<Record<string, EdmValue>>): Promise<boolean> {
+export async function updateChanged(d: RowDelivery, stored: EntityRecord, values: Readonly<Record<string, EdmValue>>): Promise<boolean> {
   const changed: Record<string, EdmValue> = {};
   for (const [name, value] of Object.entries(values)) if ((stored.values[name] ?? null) !== value) changed[name] = value;
   if (Object.keys(changed).length === 0) return false;

@@ -8,7 +8,8 @@ import { IdBlock, type Delivery, type DeliveryOutcome } from './delivery';
 import { DocumentValidator, type DocumentKind, type Json, type PlatformDocument } from './documents';
 import { deliverPayment, deliverShipment } from './events';
 import { deliverListing } from './listings';
-import { deliverOrder } from './orders';
+import { deliverOrder, preloadOrders } from './orders';
+import { BufferedRows } from './buffered-rows';
 
 export type { DeliveryOutcome } from './delivery';
 
@@ -46,19 +47,46 @@ export class PlatformIntake {
    * Applies validated documents to one account in order, all in one transaction (a file's
    * import: one COMMIT for many documents). A document that fails undoes them all; the error
    * says which one it was (DocumentFailure).
+   *
+   * Order documents read and write as a set (BufferedRows): their lookups are loaded for all of
+   * them at once and their rows written in multi-row INSERTs. Should writing the set fail where
+   * single writes would have failed at one document, the transaction is undone and the documents
+   * are applied again one by one, which names that document.
    */
-  applyAll(accountId: number, docs: readonly PlatformDocument[]): Promise<DeliveryOutcome[]> {
-    const { store } = this.services;
+  async applyAll(accountId: number, docs: readonly PlatformDocument[]): Promise<DeliveryOutcome[]> {
+    try {
+      return await this.applyTogether(accountId, docs, true);
+    } catch (error) {
+      if (error instanceof DocumentFailure) throw error;
+      return this.applyTogether(accountId, docs, false);
+    }
+  }
+
+  private applyTogether(accountId: number, docs: readonly PlatformDocument[], asSet: boolean): Promise<DeliveryOutcome[]> {
+    const { store, entities, model, clock } = this.services;
     return store.write(accountId, async (tx) => {
       const outcomes: DeliveryOutcome[] = [];
       const ids = new IdBlock(store, tx);
+      let rows: BufferedRows | undefined;
+      if (asSet) {
+        rows = new BufferedRows(entities, model);
+        await preloadOrders(rows, tx, accountId, model, docs.filter((doc) => doc.kind === 'order').map((doc) => doc.body));
+      }
       for (const [index, doc] of docs.entries()) {
+        if (rows && doc.kind !== 'order') {
+          // Other documents write through the store itself, and may change what the set holds.
+          // (A failure to write the set is no document's: applyAll goes one by one then.)
+          await rows.flush(tx, accountId);
+          rows = new BufferedRows(entities, model);
+        }
         try {
-          outcomes.push(await this.handle(tx, accountId, doc, ids));
+          if (rows && doc.kind === 'order') outcomes.push(await deliverOrder({ tx, accountId, entities: rows, model, now: clock.now(), ids }, doc.body));
+          else outcomes.push(await this.handle(tx, accountId, doc, ids));
         } catch (error) {
           throw new DocumentFailure(index, error);
         }
       }
+      await rows?.flush(tx, accountId);
       return outcomes;
     });
   }

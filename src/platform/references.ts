@@ -7,7 +7,7 @@
 import type { EntityTypeDef } from '../model/types';
 import { badRequest } from '../odata/errors';
 import { entityId, type EntityRecord } from '../odata/entity';
-import { findBy, typeOf, type Delivery } from './delivery';
+import { findBy, typeOf, type RowDelivery } from './delivery';
 import { readValues, type Json } from './documents';
 
 export interface CatalogueReference {
@@ -20,7 +20,7 @@ function referenceKey(type: EntityTypeDef, ref: Json, path: string) {
   return readValues(type, type.properties.filter((p) => Object.prototype.hasOwnProperty.call(ref, p.name)), ref, path);
 }
 
-async function resolveProduct(d: Delivery, json: Json, path: string): Promise<EntityRecord> {
+async function resolveProduct(d: RowDelivery, json: Json, path: string): Promise<EntityRecord> {
   const products = typeOf(d, 'Product');
   const ref = referenceKey(products, json, `${path}/Product`);
   if (ref.Id !== undefined) {
@@ -37,7 +37,7 @@ async function resolveProduct(d: Delivery, json: Json, path: string): Promise<En
   return matches[0]!;
 }
 
-async function resolveVariation(d: Delivery, json: Json, product: EntityRecord | undefined, path: string): Promise<EntityRecord> {
+async function resolveVariation(d: RowDelivery, json: Json, product: EntityRecord | undefined, path: string): Promise<EntityRecord> {
   const variations = typeOf(d, 'ProductVariation');
   const ref = referenceKey(variations, json, `${path}/ProductVariation`);
   if (ref.Id !== undefined) {
@@ -60,7 +60,7 @@ async function resolveVariation(d: Delivery, json: Json, product: EntityRecord |
  * named by Id brings its product, and `fallback` (a listing's product) stands in where the item
  * names none.
  */
-export async function resolveReference(d: Delivery, item: Json, path: string, fallback?: EntityRecord): Promise<CatalogueReference> {
+export async function resolveReference(d: RowDelivery, item: Json, path: string, fallback?: EntityRecord): Promise<CatalogueReference> {
   let product = item.Product ? await resolveProduct(d, item.Product as Json, path) : undefined;
   let variation: EntityRecord | undefined;
   if (item.ProductVariation) {

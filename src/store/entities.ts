@@ -113,6 +113,12 @@ interface NavigationSql {
   readonly count: string;
 }
 
+/** Values per statement of findWhereAny: well inside both engines' limits on parameters. */
+const VALUES_PER_LOOKUP = 500;
+
+const entityIdOf = (record: EntityRecord) => record.values['Id'] as bigint;
+const compareIds = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+
 type RowDecoder = (row: readonly unknown[]) => { type: EntityTypeDef; values: Record<string, EdmValue>; version: bigint };
 
 /**
@@ -196,6 +202,18 @@ export class EntityStore {
     const property = type.properties.find((p) => p.name === name)!;
     const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} = ? ORDER BY +t.id`;
     return (await exec.rows(sql, [accountId, this.encode(property, value)])).map((row) => this.decodeRow(type, row));
+  }
+
+  /** findWhere() for many values at once: the rows whose property equals any of them, by id. */
+  async findWhereAny(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, values: readonly EdmValue[]): Promise<EntityRecord[]> {
+    const property = type.properties.find((p) => p.name === name)!;
+    const found: EntityRecord[] = [];
+    for (let start = 0; start < values.length; start += VALUES_PER_LOOKUP) {
+      const chunk = values.slice(start, start + VALUES_PER_LOOKUP);
+      const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} IN (${chunk.map(() => '?').join(', ')})`;
+      for (const row of await exec.rows(sql, [accountId, ...chunk.map((v) => this.encode(property, v))])) found.push(this.decodeRow(type, row));
+    }
+    return found.sort((a, b) => compareIds(entityIdOf(a), entityIdOf(b)));
   }
 
   /**

@@ -1,0 +1,191 @@
+/**
+ * The rows of many order documents in one transaction, read and written as sets (a file's import,
+ * issue 16): what the documents will look up is loaded for all of them at once (preload), the
+ * rows they insert are held and written in one multi-row INSERT per set (flush), and their
+ * updates are replayed in order after those. The order handler reads and writes through this
+ * view as it does through the EntityStore (RowAccess), and every answer is the one the database
+ * would give had each write gone to it at once:
+ * - a row this view holds (loaded, inserted or updated here) is answered from memory, with the
+ *   values of every write so far;
+ * - a lookup is answered from memory alone where memory holds every match: the values preloaded
+ *   (and those looked up once), and a foreign key naming a row not written yet (no stored row
+ *   can name it);
+ * - any other lookup asks the database, which holds every row this view does not, and adds the
+ *   rows of memory that match.
+ */
+import type { RowAccess } from '../catalogue/order-history';
+import { foreignKeysOf } from '../model/define';
+import type { EntityTypeDef, Model } from '../model/types';
+import type { EdmValue } from '../odata/edm';
+import { entityId, type EntityRecord } from '../odata/entity';
+import type { EntityStore } from '../store/entities';
+import { versionBumpFor } from '../store/schema';
+import type { SqlExecutor } from '../store/store';
+
+interface HeldRow {
+  readonly type: EntityTypeDef;
+  values: Record<string, EdmValue>;
+  version: bigint;
+  /** For a row inserted here: its values as inserted (its updates are replayed after it). */
+  readonly inserted?: Readonly<Record<string, EdmValue>>;
+}
+
+interface HeldUpdate {
+  readonly type: EntityTypeDef;
+  readonly id: bigint;
+  readonly values: Readonly<Record<string, EdmValue>>;
+}
+
+/** Where a lookup of one property may be answered from memory: the values whose matches are all held. */
+type CompleteValues = Map<string, Set<EdmValue>>;
+
+const compareIds = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
+
+export class BufferedRows implements RowAccess {
+  readonly store: EntityStore['store'];
+  /** Every row held, by type and id, with its current values. */
+  private readonly held = new Map<EntityTypeDef, Map<bigint, HeldRow>>();
+  private readonly complete = new Map<EntityTypeDef, CompleteValues>();
+  /** Rows inserted and not yet written, per type, in the order of the inserts. */
+  private readonly inserts = new Map<EntityTypeDef, HeldRow[]>();
+  /** Ids of the rows in `inserts`. */
+  private readonly unwritten = new Set<bigint>();
+  private updates: HeldUpdate[] = [];
+  private readonly foreignKeys = new Map<EntityTypeDef, ReadonlySet<string>>();
+
+  constructor(
+    private readonly entities: EntityStore,
+    private readonly model: Model,
+  ) {
+    this.store = entities.store;
+  }
+
+  /** Loads every row of `type` whose property `name` equals one of `values`, for the lookups to come. */
+  async preload(tx: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, values: readonly EdmValue[]): Promise<void> {
+    const wanted = [...new Set(values)].filter((v) => v !== null && !this.isComplete(type, name, v));
+    if (wanted.length === 0) return;
+    for (const record of await this.entities.findWhereAny(tx, accountId, type, name, wanted)) this.hold(record);
+    for (const v of wanted) this.completeFor(type, name).add(v);
+  }
+
+  async find(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<EntityRecord | undefined> {
+    const row = this.rowsOf(type).get(id);
+    if (row) return copyOf(row);
+    // Not held: nothing here changed it, so the database's row is the current one.
+    const stored = await this.entities.find(tx, accountId, type, id);
+    if (stored) this.hold(stored);
+    return stored;
+  }
+
+  async findWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
+    const fromMemory = () => [...this.rowsOf(type).values()].filter((row) => row.values[name] === value);
+    let matches: HeldRow[];
+    if (this.isComplete(type, name, value) || (typeof value === 'bigint' && this.unwritten.has(value) && this.foreignKeysOf(type).has(name))) {
+      matches = fromMemory();
+    } else {
+      const stored = await this.entities.findWhere(tx, accountId, type, name, value);
+      // A stored row held here may have changed since: memory has its current values.
+      for (const record of stored) if (!this.rowsOf(type).has(entityId(record.values))) this.hold(record);
+      if (value !== null) this.completeFor(type, name).add(value);
+      matches = fromMemory();
+    }
+    return matches.sort((a, b) => compareIds(idOf(a), idOf(b))).map(copyOf);
+  }
+
+  async insert(_tx: SqlExecutor, _accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<void> {
+    const row: HeldRow = { type, values: { ...values }, version: 1n, inserted: { ...values } };
+    const id = idOf(row);
+    this.rowsOf(type).set(id, row);
+    this.unwritten.add(id);
+    let list = this.inserts.get(type);
+    if (!list) this.inserts.set(type, (list = []));
+    list.push(row);
+  }
+
+  async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
+    const written = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
+    if (written.length === 0) return undefined;
+    if (!this.rowsOf(type).has(id) && !(await this.find(tx, accountId, type, id))) return undefined;
+    const row = this.rowsOf(type).get(id)!;
+    row.values = { ...row.values, ...values };
+    // The version moves as EntityStore.update moves it: the replayed UPDATE does exactly that.
+    if (versionBumpFor(written) !== '') row.version += 1n;
+    this.updates.push({ type, id, values: { ...values } });
+    return row.version;
+  }
+
+  /**
+   * Writes what is held: the inserted rows, one multi-row INSERT per set in the model's order
+   * (parents before the rows that name them), then every update in the order it was made.
+   */
+  async flush(tx: SqlExecutor, accountId: number): Promise<void> {
+    for (const type of typesInWriteOrder(this.model)) {
+      const rows = this.inserts.get(type);
+      if (!rows) continue;
+      // Inserted with the values they were inserted with: later updates follow as UPDATEs, so
+      // that every version ends where single writes would have left it.
+      await this.entities.insertMany(tx, accountId, type, rows.map((row) => row.inserted ?? row.values));
+    }
+    for (const update of this.updates) await this.entities.update(tx, accountId, update.type, update.id, update.values);
+    this.inserts.clear();
+    this.unwritten.clear();
+    this.updates = [];
+  }
+
+  /** A row not written yet can be named only by rows held here, through one of these. */
+  private foreignKeysOf(type: EntityTypeDef): ReadonlySet<string> {
+    let keys = this.foreignKeys.get(type);
+    if (!keys) this.foreignKeys.set(type, (keys = foreignKeysOf(this.model, type)));
+    return keys;
+  }
+
+  private rowsOf(type: EntityTypeDef): Map<bigint, HeldRow> {
+    let rows = this.held.get(type);
+    if (!rows) this.held.set(type, (rows = new Map()));
+    return rows;
+  }
+
+  private hold(record: EntityRecord): void {
+    const id = entityId(record.values);
+    const rows = this.rowsOf(record.type);
+    if (!rows.has(id)) rows.set(id, { type: record.type, values: { ...record.values }, version: record.version ?? 1n });
+  }
+
+  private completeFor(type: EntityTypeDef, name: string): Set<EdmValue> {
+    let byName = this.complete.get(type);
+    if (!byName) this.complete.set(type, (byName = new Map()));
+    let values = byName.get(name);
+    if (!values) byName.set(name, (values = new Set()));
+    return values;
+  }
+
+  private isComplete(type: EntityTypeDef, name: string, value: EdmValue): boolean {
+    return this.complete.get(type)?.get(name)?.has(value) ?? false;
+  }
+}
+
+const idOf = (row: { values: Readonly<Record<string, EdmValue>> }) => entityId(row.values);
+
+const copyOf = (row: HeldRow): EntityRecord => ({ type: row.type, values: { ...row.values }, version: row.version });
+
+const writeOrders = new WeakMap<Model, readonly EntityTypeDef[]>();
+
+/** The model's types with every type after the types its foreign keys name (parents first). */
+function typesInWriteOrder(model: Model): readonly EntityTypeDef[] {
+  let ordered = writeOrders.get(model);
+  if (ordered) return ordered;
+  const placed = new Set<string>();
+  const result: EntityTypeDef[] = [];
+  const place = (type: EntityTypeDef, path: ReadonlySet<string>) => {
+    if (placed.has(type.name)) return;
+    if (path.has(type.name)) throw new Error(`The references of ${type.name} form a cycle: no order writes parents first`);
+    for (const r of model.relations) {
+      if (r.kind === 'reference' && r.dependent === type.name && r.principal !== type.name) place(model.typeByName.get(r.principal)!, new Set([...path, type.name]));
+    }
+    placed.add(type.name);
+    result.push(type);
+  };
+  for (const type of model.entityTypes) place(type, new Set());
+  writeOrders.set(model, (ordered = result));
+  return ordered;
+}
