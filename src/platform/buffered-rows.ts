@@ -41,6 +41,12 @@ type CompleteValues = Map<string, Set<EdmValue>>;
 
 const compareIds = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
+function addTo(index: Map<EdmValue, Set<HeldRow>>, value: EdmValue, row: HeldRow): void {
+  let rows = index.get(value);
+  if (!rows) index.set(value, (rows = new Set()));
+  rows.add(row);
+}
+
 export class BufferedRows implements RowAccess {
   readonly store: EntityStore['store'];
   /** Every row held, by type and id, with its current values. */
@@ -52,6 +58,8 @@ export class BufferedRows implements RowAccess {
   private readonly unwritten = new Set<bigint>();
   private updates: HeldUpdate[] = [];
   private readonly foreignKeys = new Map<EntityTypeDef, ReadonlySet<string>>();
+  /** Held rows by the value of each property looked up: a lookup costs its matches, not the set. */
+  private readonly indexes = new Map<EntityTypeDef, Map<string, Map<EdmValue, Set<HeldRow>>>>();
 
   constructor(
     private readonly entities: EntityStore,
@@ -78,7 +86,7 @@ export class BufferedRows implements RowAccess {
   }
 
   async findWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
-    const fromMemory = () => [...this.rowsOf(type).values()].filter((row) => row.values[name] === value);
+    const fromMemory = () => [...(this.indexOf(type, name).get(value) ?? [])];
     let matches: HeldRow[];
     if (this.isComplete(type, name, value) || (typeof value === 'bigint' && this.unwritten.has(value) && this.foreignKeysOf(type).has(name))) {
       matches = fromMemory();
@@ -96,6 +104,7 @@ export class BufferedRows implements RowAccess {
     const row: HeldRow = { type, values: { ...values }, version: 1n, inserted: { ...values } };
     const id = idOf(row);
     this.rowsOf(type).set(id, row);
+    this.indexRow(row);
     this.unwritten.add(id);
     let list = this.inserts.get(type);
     if (!list) this.inserts.set(type, (list = []));
@@ -107,7 +116,9 @@ export class BufferedRows implements RowAccess {
     if (written.length === 0) return undefined;
     if (!this.rowsOf(type).has(id) && !(await this.find(tx, accountId, type, id))) return undefined;
     const row = this.rowsOf(type).get(id)!;
+    const before = row.values;
     row.values = { ...row.values, ...values };
+    this.indexRow(row, before);
     // The version moves as EntityStore.update moves it: the replayed UPDATE does exactly that.
     if (versionBumpFor(written) !== '') row.version += 1n;
     this.updates.push({ type, id, values: { ...values } });
@@ -148,7 +159,33 @@ export class BufferedRows implements RowAccess {
   private hold(record: EntityRecord): void {
     const id = entityId(record.values);
     const rows = this.rowsOf(record.type);
-    if (!rows.has(id)) rows.set(id, { type: record.type, values: { ...record.values }, version: record.version ?? 1n });
+    if (rows.has(id)) return;
+    const row: HeldRow = { type: record.type, values: { ...record.values }, version: record.version ?? 1n };
+    rows.set(id, row);
+    this.indexRow(row);
+  }
+
+  /** The held rows of a type by the value of one property, built on the first lookup by it. */
+  private indexOf(type: EntityTypeDef, name: string): Map<EdmValue, Set<HeldRow>> {
+    let byName = this.indexes.get(type);
+    if (!byName) this.indexes.set(type, (byName = new Map()));
+    let index = byName.get(name);
+    if (!index) {
+      byName.set(name, (index = new Map()));
+      for (const row of this.rowsOf(type).values()) addTo(index, row.values[name] ?? null, row);
+    }
+    return index;
+  }
+
+  /** Files a row held anew, or one whose values changed from `before`, in its type's indexes. */
+  private indexRow(row: HeldRow, before?: Readonly<Record<string, EdmValue>>): void {
+    for (const [name, index] of this.indexes.get(row.type) ?? []) {
+      if (before) {
+        if ((before[name] ?? null) === (row.values[name] ?? null)) continue;
+        index.get(before[name] ?? null)?.delete(row);
+      }
+      addTo(index, row.values[name] ?? null, row);
+    }
   }
 
   private completeFor(type: EntityTypeDef, name: string): Set<EdmValue> {
