@@ -35,7 +35,6 @@ export class TreeRows implements RuleRows {
   /** The fresh rows of each type, and of each type by foreign key and value: a tree of thousands is checked in linear time. */
   private readonly byType = new Map<EntityTypeDef, Record<string, EdmValue>[]>();
   private readonly byForeignKey = new Map<string, Record<string, EdmValue>[]>();
-  private readonly foreignKeys = new Map<EntityTypeDef, ReadonlySet<string>>();
   /** The root's values: in the database too, so not counted again where the database is asked. */
   private storedRoot: Record<string, EdmValue> | undefined;
   /** Per fresh row, the values its properties compare by (see EntityStore.comparedValue), as asked. */
@@ -66,7 +65,7 @@ export class TreeRows implements RuleRows {
   add(type: EntityTypeDef, values: Record<string, EdmValue>, depth: number): void {
     this.fresh.set(values.Id as bigint, { type, values, depth });
     listIn(this.byType, type).push(values);
-    for (const name of this.foreignKeysOf(type)) {
+    for (const name of foreignKeysOf(this.model, type)) {
       const value = values[name];
       if (typeof value === 'bigint') listIn(this.byForeignKey, foreignKeyEntry(type, name, value)).push(values);
     }
@@ -173,7 +172,7 @@ export class TreeRows implements RuleRows {
 
   /** The fresh rows that match; without the stored root when the database was asked as well. */
   private freshMatching(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, storedAsked: boolean): Record<string, EdmValue>[] {
-    const keys = this.foreignKeysOf(type);
+    const keys = foreignKeysOf(this.model, type);
     const byKey = Object.entries(equal).find(([name, value]) => keys.has(name) && typeof value === 'bigint');
     let candidates = (byKey ? this.byForeignKey.get(foreignKeyEntry(type, byKey[0], byKey[1] as bigint)) : this.byType.get(type)) ?? [];
     if (storedAsked) candidates = candidates.filter((values) => values !== this.storedRoot);
@@ -191,18 +190,9 @@ export class TreeRows implements RuleRows {
 
   /** Whether `equal` holds a foreign key naming a fresh row: then no stored row can match. */
   private pointsAtFresh(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>): boolean {
-    const keys = this.foreignKeysOf(type);
+    const keys = foreignKeysOf(this.model, type);
     for (const [name, value] of Object.entries(equal)) if (keys.has(name) && typeof value === 'bigint' && this.fresh.has(value)) return true;
     return false;
-  }
-
-  private foreignKeysOf(type: EntityTypeDef): ReadonlySet<string> {
-    let keys = this.foreignKeys.get(type);
-    if (!keys) {
-      keys = foreignKeysOf(this.model, type);
-      this.foreignKeys.set(type, keys);
-    }
-    return keys;
   }
 }
 

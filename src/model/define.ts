@@ -283,7 +283,14 @@ export function findProperty(t: EntityTypeDef, name: string): PropertyDef | unde
   return t.properties.find((x) => x.name === name);
 }
 
-/** The properties of a type that hold a reference's foreign key (a parent's id). */
+const foreignKeysByType = new WeakMap<EntityTypeDef, ReadonlySet<string>>();
+
+/** The properties of a type that hold a reference's foreign key (a parent's id); worked out once per type. */
 export function foreignKeysOf(model: Pick<Model, 'relations'>, type: EntityTypeDef): ReadonlySet<string> {
-  return new Set(model.relations.flatMap((r) => (r.kind === 'reference' && r.dependent === type.name ? [r.foreignKey] : [])));
+  let keys = foreignKeysByType.get(type);
+  if (!keys) {
+    keys = new Set(model.relations.flatMap((r) => (r.kind === 'reference' && r.dependent === type.name ? [r.foreignKey] : [])));
+    foreignKeysByType.set(type, keys);
+  }
+  return keys;
 }

@@ -58,6 +58,11 @@ export function entityId(values: Readonly<Record<string, EdmValue>>): bigint {
   return values.Id as bigint;
 }
 
+/** Ids in ascending order (a sort comparator: Int64 ids are bigints, which `-` cannot compare). */
+export function compareIds(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Relative URI of an entity: Products(42L) (Int64 keys carry the L suffix, as WCF wrote them). */
 export function entityPath(type: EntityTypeDef, id: bigint): string {
   return `${type.setName}(${id}L)`;

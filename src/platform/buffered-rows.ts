@@ -17,9 +17,9 @@ import type { RowAccess } from '../catalogue/order-history';
 import { foreignKeysOf } from '../model/define';
 import type { EntityTypeDef, Model } from '../model/types';
 import type { EdmValue } from '../odata/edm';
-import { entityId, type EntityRecord } from '../odata/entity';
-import type { EntityStore } from '../store/entities';
-import { versionBumpFor } from '../store/schema';
+import { compareIds, entityId, type EntityRecord } from '../odata/entity';
+import { writtenProperties, type EntityStore } from '../store/entities';
+import { buildSchema, versionBumpFor } from '../store/schema';
 import type { SqlExecutor } from '../store/store';
 
 interface HeldRow {
@@ -39,8 +39,6 @@ interface HeldUpdate {
 /** Where a lookup of one property may be answered from memory: the values whose matches are all held. */
 type CompleteValues = Map<string, Set<EdmValue>>;
 
-const compareIds = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
-
 function addTo(index: Map<EdmValue, Set<HeldRow>>, value: EdmValue, row: HeldRow): void {
   let rows = index.get(value);
   if (!rows) index.set(value, (rows = new Set()));
@@ -57,7 +55,6 @@ export class BufferedRows implements RowAccess {
   /** Ids of the rows in `inserts`. */
   private readonly unwritten = new Set<bigint>();
   private updates: HeldUpdate[] = [];
-  private readonly foreignKeys = new Map<EntityTypeDef, ReadonlySet<string>>();
   /** Held rows by the value of each property looked up: a lookup costs its matches, not the set. */
   private readonly indexes = new Map<EntityTypeDef, Map<string, Map<EdmValue, Set<HeldRow>>>>();
 
@@ -86,17 +83,13 @@ export class BufferedRows implements RowAccess {
   }
 
   async findWhere(tx: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
-    const fromMemory = () => [...(this.indexOf(type, name).get(value) ?? [])];
-    let matches: HeldRow[];
-    if (this.isComplete(type, name, value) || (typeof value === 'bigint' && this.unwritten.has(value) && this.foreignKeysOf(type).has(name))) {
-      matches = fromMemory();
-    } else {
-      const stored = await this.entities.findWhere(tx, accountId, type, name, value);
-      // A stored row held here may have changed since: memory has its current values.
-      for (const record of stored) if (!this.rowsOf(type).has(entityId(record.values))) this.hold(record);
+    const pointsAtUnwritten = typeof value === 'bigint' && this.unwritten.has(value) && foreignKeysOf(this.model, type).has(name);
+    if (!this.isComplete(type, name, value) && !pointsAtUnwritten) {
+      // hold() keeps a row held already as it is: memory has its current values.
+      for (const record of await this.entities.findWhere(tx, accountId, type, name, value)) this.hold(record);
       if (value !== null) this.completeFor(type, name).add(value);
-      matches = fromMemory();
     }
+    const matches = [...(this.indexOf(type, name).get(value) ?? [])];
     return matches.sort((a, b) => compareIds(idOf(a), idOf(b))).map(copyOf);
   }
 
@@ -112,7 +105,7 @@ export class BufferedRows implements RowAccess {
   }
 
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
-    const written = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
+    const written = writtenProperties(type, values);
     if (written.length === 0) return undefined;
     if (!this.rowsOf(type).has(id) && !(await this.find(tx, accountId, type, id))) return undefined;
     const row = this.rowsOf(type).get(id)!;
@@ -141,13 +134,6 @@ export class BufferedRows implements RowAccess {
     this.inserts.clear();
     this.unwritten.clear();
     this.updates = [];
-  }
-
-  /** A row not written yet can be named only by rows held here, through one of these. */
-  private foreignKeysOf(type: EntityTypeDef): ReadonlySet<string> {
-    let keys = this.foreignKeys.get(type);
-    if (!keys) this.foreignKeys.set(type, (keys = foreignKeysOf(this.model, type)));
-    return keys;
   }
 
   private rowsOf(type: EntityTypeDef): Map<bigint, HeldRow> {
@@ -207,22 +193,13 @@ const copyOf = (row: HeldRow): EntityRecord => ({ type: row.type, values: { ...r
 
 const writeOrders = new WeakMap<Model, readonly EntityTypeDef[]>();
 
-/** The model's types with every type after the types its foreign keys name (parents first). */
+/** The model's types in the order their tables are created: parents before the rows that name them. */
 function typesInWriteOrder(model: Model): readonly EntityTypeDef[] {
   let ordered = writeOrders.get(model);
-  if (ordered) return ordered;
-  const placed = new Set<string>();
-  const result: EntityTypeDef[] = [];
-  const place = (type: EntityTypeDef, path: ReadonlySet<string>) => {
-    if (placed.has(type.name)) return;
-    if (path.has(type.name)) throw new Error(`The references of ${type.name} form a cycle: no order writes parents first`);
-    for (const r of model.relations) {
-      if (r.kind === 'reference' && r.dependent === type.name && r.principal !== type.name) place(model.typeByName.get(r.principal)!, new Set([...path, type.name]));
-    }
-    placed.add(type.name);
-    result.push(type);
-  };
-  for (const type of model.entityTypes) place(type, new Set());
-  writeOrders.set(model, (ordered = result));
+  if (!ordered) {
+    const byTable = new Map(model.entityTypes.map((type) => [type.table, type] as const));
+    ordered = buildSchema(model).flatMap((table) => byTable.get(table.name) ?? []);
+    writeOrders.set(model, ordered);
+  }
   return ordered;
 }

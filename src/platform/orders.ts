@@ -10,7 +10,7 @@ import { badRequest } from '../odata/errors';
 import { decimalToScaled, scaledToDecimal, type EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
 import { findBy, insertRow, newId, newRow, typeOf, updateChanged, type DeliveryOutcome, type RowDelivery } from './delivery';
-import { platformProperties, readValues, type Json } from './documents';
+import { platformProperties, propertiesNamed, readValues, type Json } from './documents';
 import { resolveReference, type CatalogueReference } from './references';
 import type { BufferedRows } from './buffered-rows';
 import type { EntityTypeDef, Model } from '../model/types';
@@ -172,7 +172,7 @@ export async function preloadOrders(rows: BufferedRows, tx: SqlExecutor, account
     const type = model.typeByName.get(typeName)!;
     let value: EdmValue | undefined;
     try {
-      value = readValues(type, [type.properties.find((p) => p.name === name)!], json as Json, '')[name];
+      value = readValues(type, propertiesNamed(type, [name]), json as Json, '')[name];
     } catch {
       return;
     }

@@ -5,7 +5,7 @@
  */
 import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDef, ThroughEntityRelation, UniqueKey } from '../model/types';
 import type { EdmValue } from '../odata/edm';
-import type { EntityRecord } from '../odata/entity';
+import { compareIds, entityId, type EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store, ValueCodec } from './store';
 import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
 import { comparisonKey } from '../model/text';
@@ -113,11 +113,14 @@ interface NavigationSql {
   readonly count: string;
 }
 
+/** The properties an update writes: those `values` holds, the key never. */
+export function writtenProperties(type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): PropertyDef[] {
+  return type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
+}
+
 /** Values per statement of findWhereAny: well inside both engines' limits on parameters. */
 const VALUES_PER_LOOKUP = 500;
 
-const entityIdOf = (record: EntityRecord) => record.values['Id'] as bigint;
-const compareIds = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 type RowDecoder = (row: readonly unknown[]) => { type: EntityTypeDef; values: Record<string, EdmValue>; version: bigint };
 
@@ -213,7 +216,7 @@ export class EntityStore {
       const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} IN (${chunk.map(() => '?').join(', ')})`;
       for (const row of await exec.rows(sql, [accountId, ...chunk.map((v) => this.encode(property, v))])) found.push(this.decodeRow(type, row));
     }
-    return found.sort((a, b) => compareIds(entityIdOf(a), entityIdOf(b)));
+    return found.sort((a, b) => compareIds(entityId(a.values), entityId(b.values)));
   }
 
   /**
@@ -313,7 +316,7 @@ export class EntityStore {
     /** The row as this transaction read it: columns that already hold their new value are not written. */
     stored?: Readonly<Record<string, EdmValue>>,
   ): Promise<bigint | undefined> {
-    const written = type.properties.filter((p) => p.access !== 'key' && Object.prototype.hasOwnProperty.call(values, p.name));
+    const written = writtenProperties(type, values);
     if (written.length === 0) return undefined;
     // A column set to the value it holds still costs SQLite its index entries and, for a foreign
     // key, a lookup of the parent: a MERGE of one property would pay for every other one.

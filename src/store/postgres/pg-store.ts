@@ -21,6 +21,7 @@ import { ID_SEQUENCE, TENANT_SETTING, migratePostgres, postgresTables } from './
 import { ConnectionExecutor } from './executor';
 import { StatementCache } from './statements';
 import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
+import { compareIds } from '../../odata/entity';
 
 export interface PostgresOptions {
   /** The APP role's connection URL: it serves every request. */
@@ -314,7 +315,7 @@ export class PostgresStore implements Store {
   async nextIds(tx: SqlExecutor, count: number): Promise<bigint[]> {
     if (count <= 0) return [];
     const rows = await tx.all<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`, [count]);
-    return rows.map((r) => r.id).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return rows.map((r) => r.id).sort(compareIds);
   }
 
   /**
@@ -378,10 +379,11 @@ export class PostgresStore implements Store {
       // in one write to the socket rather than one system call each.
       sendTogether(client);
       const begun = client.query(begin);
-      const checked = setup && checkSetup ? tx.query(setup, setupParams).then((result) => checkSetup(result.rows[0])) : undefined;
+      const answered = setup ? tx.query(setup, setupParams) : undefined;
+      const checked = answered && checkSetup ? answered.then((result) => checkSetup(result.rows[0])) : undefined;
       checked?.catch(() => undefined);
-      const prelude = checked ? Promise.all([begun, checked]) : setup ? Promise.all([begun, tx.query(setup, setupParams)]) : begun;
-      tx.after(prelude);
+      const setupDone = checked ?? answered;
+      tx.after(setupDone ? Promise.all([begun, setupDone]) : begun);
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
