@@ -15,15 +15,14 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startLive, newSeller, type LiveService } from '../support/live-service';
+import { startLive, newSeller, storeRow, type LiveService } from '../support/live-service';
 import { mulberry32 } from '../support/random';
 import { reportFigures } from '../support/figures';
 import { ManualClock } from '../../src/clock';
 import { PlatformIntake } from '../../src/platform/intake';
 import { importDocuments, type FileEntry } from '../../src/platform/document-file';
 import { model } from '../../src/model/catalogue-model';
-import { defaultOf } from '../../src/catalogue/values';
-import type { EdmValue } from '../../src/odata/edm';
+import { compareIds } from '../../src/odata/entity';
 
 const SEEDS = 40;
 const ORDER_TABLES = ['buyers', 'addresses', 'sales_orders', 'sales_order_items', 'sales_order_history'];
@@ -39,29 +38,19 @@ interface Catalogue {
 
 /** The same catalogue in an account, in the same order of ids. */
 async function seedCatalogue(accountId: number): Promise<Catalogue> {
-  const app = live.service.app;
+  const type = (name: string) => model.typeByName.get(name)!;
   const products: Catalogue['products'] = [];
-  await app.store.write(accountId, async (tx) => {
-    const row = (typeName: string, values: Record<string, EdmValue>, id: bigint) => {
-      const type = model.typeByName.get(typeName)!;
-      const out: Record<string, EdmValue> = {};
-      for (const p of type.properties) out[p.name] = p.access === 'key' ? id : Object.prototype.hasOwnProperty.call(values, p.name) ? values[p.name]! : p.timestamp ? clock.now() : defaultOf(p);
-      return app.entities.insert(tx, accountId, type, out);
-    };
-    for (let i = 0; i < 5; i++) {
-      const id = await app.store.nextId(tx);
-      // The last two share a ForeignId: a reference by it names more than one.
-      const foreignId = i >= 3 ? 'F-dup' : `F-${i}`;
-      await row('Product', { Title: `P${i}`, Price: '10.00', StockAmount: 5, ForeignId: foreignId }, id);
-      const variations: { id: bigint; sku: string }[] = [];
-      for (let v = 0; v < 2; v++) {
-        const vid = await app.store.nextId(tx);
-        await row('ProductVariation', { ProductId: id, Sku: `S-${i}-${v}`, Price: '10.00', StockAmount: 1 }, vid);
-        variations.push({ id: vid, sku: `S-${i}-${v}` });
-      }
-      products.push({ id, foreignId, variations });
+  for (let i = 0; i < 5; i++) {
+    // The last two share a ForeignId: a reference by it names more than one.
+    const foreignId = i >= 3 ? 'F-dup' : `F-${i}`;
+    const id = await storeRow(live, accountId, type('Product'), { Title: `P${i}`, Price: '10.00', StockAmount: 5, ForeignId: foreignId });
+    const variations: { id: bigint; sku: string }[] = [];
+    for (let v = 0; v < 2; v++) {
+      const sku = `S-${i}-${v}`;
+      variations.push({ id: await storeRow(live, accountId, type('ProductVariation'), { ProductId: id, Sku: sku, Price: '10.00', StockAmount: 1 }), sku });
     }
-  });
+    products.push({ id, foreignId, variations });
+  }
   return { products };
 }
 
@@ -138,9 +127,9 @@ async function orderRows(accountId: number): Promise<Record<string, string[]>> {
   });
   const ids = new Set<bigint>();
   for (const table of ['products', 'product_variations', 'buyers', 'addresses', 'sales_orders', 'sales_order_items']) for (const row of raw[table]!) ids.add(BigInt(row.id as bigint));
-  const rank = new Map([...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map((id, i) => [id, i] as const));
+  const rank = new Map([...ids].sort(compareIds).map((id, i) => [id, i] as const));
   // History lines number themselves (a sequence of their own): ranked among themselves.
-  const lineIds = raw.sales_order_history!.map((row) => BigInt(row.id as bigint)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const lineIds = raw.sales_order_history!.map((row) => BigInt(row.id as bigint)).sort(compareIds);
   for (const row of raw.sales_order_history!) row.id = `line ${lineIds.indexOf(BigInt(row.id as bigint))}`;
   const idColumns = /^(id|.*_id)$/;
   const out: Record<string, string[]> = {};
