@@ -11,7 +11,7 @@ import { toXmlText, type EdmValue } from '../odata/edm';
 import { entityId, entityPath, entityUri, etagOf, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { chooseResponseVersion, MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
-import type { SqlExecutor } from '../store/store';
+import type { ReadExtent, SqlExecutor } from '../store/store';
 import type { ODataRequest, ResourcePathOf } from './request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
@@ -259,9 +259,20 @@ async function readLinks(r: ODataRequest, tx: SqlExecutor, record: EntityRecord,
   return { status: 200, contentType: format.dataContentType, body: format.links(wctx, uris, count), version: wctx.version };
 }
 
+/**
+ * 'one' when the read is the entity's own row and nothing more: an entity or one of its
+ * properties addressed by key alone, without $expand or $filter (readEntity would read again).
+ * Anything else (a navigation, a collection, $links, $count) runs more statements.
+ */
+function readExtentOf(r: ODataRequest, path: ResourcePath): ReadExtent {
+  if (path.key === undefined || path.steps.length > 0) return 'any';
+  if (path.target.kind !== 'entity' && path.target.kind !== 'property') return 'any';
+  return r.options.system.has('$expand') || r.options.system.has('$filter') ? 'any' : 'one';
+}
+
 /** GET and HEAD of any resource path, inside one snapshot of the account. */
 export async function readResource(r: ODataRequest, path: ResourcePath): Promise<void> {
-  await r.app.store.read(r.accountId, readIn, r.credentialGuard);
+  await r.app.store.read(r.accountId, readIn, r.credentialGuard, readExtentOf(r, path));
   async function readIn(tx: SqlExecutor): Promise<void> {
     const resolved = await resolve(r, tx, path);
     const target = path.target;

@@ -61,6 +61,16 @@ export interface ReadGuard {
   check(row: Record<string, unknown> | undefined): void;
 }
 
+/**
+ * How many statements a read runs. 'one': fn runs exactly one statement (a GET by key), so an
+ * engine may end the transaction right behind it: PostgreSQL sends the COMMIT in the same write
+ * as the statement, and its answer arrives with the statement's, which saves a round trip and a
+ * system call on each side; it then refuses a second statement (an error, never a statement run
+ * outside the transaction). SQLite has nothing to save and ignores it. 'any' (the default): as
+ * many statements as fn needs.
+ */
+export type ReadExtent = 'one' | 'any';
+
 /** How an engine stores each Edm type: model values in, database values out. */
 export interface ValueCodec {
   encode(type: EdmType, value: EdmValue): SqlValue;
@@ -98,9 +108,9 @@ export interface Store {
    * One account's rows as one consistent snapshot: every statement fn runs sees the same
    * committed state. Keep fn short unless it streams a response (it holds a connection).
    * With a guard, the guard's statement runs first in the same transaction, and fn's statements
-   * are answered only once the guard accepted its row.
+   * are answered only once the guard accepted its row. `extent`: see ReadExtent.
    */
-  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T>;
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, extent?: ReadExtent): Promise<T>;
   /**
    * Runs fn in one transaction for one account and resolves only after COMMIT is durable. If fn
    * throws, nothing it did is kept and the error is rethrown.

@@ -2,12 +2,14 @@
  * The PostgreSQL adapter's own guarantees, against a real server: exact values both ways, named
  * statements bounded per connection, streamed reads that let other statements run between pages,
  * one account's writes serialised (and other accounts' not), the id sequence, the statement
- * timeout, and close() draining what is in flight.
+ * timeout, a read of one statement that ends its transaction with it, and close() draining what
+ * is in flight.
  *
  * PostgreSQL only: the SQLite adapter's counterparts are its single writer and its own tests.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
 import { FETCH_ROWS } from '../../src/store/postgres/executor';
@@ -137,6 +139,33 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
       assert.ok(await limited.read(1, (tx) => tx.get(`SELECT 1 AS one`)), 'the pool still works');
     } finally {
       await limited.close();
+    }
+  });
+
+  test('a read of one statement takes its COMMIT along: the connection is idle once it answered, a second statement is refused', async () => {
+    const single = openStore(database.url, { poolSize: 1 });
+    const observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    try {
+      const backend = await single.read(7, (tx) => tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'), undefined, 'one');
+      const state = async () => (await observer.query<{ state: string }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [backend!.pid])).rows[0]?.state;
+      assert.equal(await state(), 'idle', 'no transaction is left open on the connection');
+      await assert.rejects(
+        single.read(7, async (tx) => {
+          await tx.get('SELECT 1 AS one');
+          return tx.get('SELECT 2 AS two');
+        }, undefined, 'one'),
+        /declared one statement/,
+      );
+      // A statement that fails: the COMMIT that went along ends the aborted transaction.
+      await assert.rejects(single.read(7, (tx) => tx.get('SELECT 1 / 0 AS x'), undefined, 'one'), { code: '22012' });
+      assert.equal(await state(), 'idle');
+      // The pool's one connection serves on, a read of many statements as well.
+      const again = await single.read(7, async (tx) => [await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'), await tx.get<{ n: number }>('SELECT 2 AS n')]);
+      assert.deepEqual(again.map((r) => Object.values(r!)[0]), [backend!.pid, 2]);
+    } finally {
+      await observer.end();
+      await single.close();
     }
   });
 

@@ -13,7 +13,7 @@
  * close() waits for the transactions in flight, then ends the pool.
  */
 import pg from 'pg';
-import type { MigrationReport, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import type { MigrationReport, ReadExtent, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { pgCodec, pgTypeParsers } from './values';
 import { pgDialect } from './dialect';
@@ -178,12 +178,12 @@ export class PostgresStore implements Store {
     }
   }
 
-  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T> {
-    if (!guard) return this.transaction(BEGIN_READ, SET_TENANT + this.settings, [String(accountId)], 'pipelined', fn);
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, extent: ReadExtent = 'any'): Promise<T> {
+    if (!guard) return this.transaction(BEGIN_READ, SET_TENANT + this.settings, [String(accountId)], 'pipelined', fn, undefined, extent);
     // The tenant is set from the guard's own row: a refused check leaves it unset, so the read's
     // first statement, already on its way, finds no row under row-level security either.
     const setup = `SELECT set_config('${TENANT_SETTING}', CAST(g.account_id AS text), true) AS tenant, g.*${this.settings} FROM (${guard.sql}) g`;
-    return this.transaction(BEGIN_READ, setup, guard.params, 'pipelined', fn, (row) => guard.check(row));
+    return this.transaction(BEGIN_READ, setup, guard.params, 'pipelined', fn, (row) => guard.check(row), extent);
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -372,6 +372,8 @@ export class PostgresStore implements Store {
     fn: (tx: SqlExecutor) => Promise<T>,
     /** Judges the setup's row (a ReadGuard): fn's statements are answered only if it accepts. */
     checkSetup?: (row: Record<string, unknown> | undefined) => void,
+    /** 'one': fn's first statement takes the COMMIT along (ReadExtent). */
+    extent: ReadExtent = 'any',
   ): Promise<T> {
     return this.withConnection(async (client, cache, discard) => {
       const tx = new ConnectionExecutor(client, cache, true);
@@ -384,6 +386,7 @@ export class PostgresStore implements Store {
       checked?.catch(() => undefined);
       const setupDone = checked ?? answered;
       tx.after(setupDone ? Promise.all([begun, setupDone]) : begun);
+      if (extent === 'one') tx.endWithNextStatement();
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
@@ -395,6 +398,13 @@ export class PostgresStore implements Store {
         const refused = checked ? await checked.then(() => undefined, (error: unknown) => error) : undefined;
         const error = refused ?? failure;
         tx.end();
+        const committed = tx.commitSent;
+        // The COMMIT went out with fn's statement: it ended the transaction (or rolled back one
+        // that failed). Should it fail itself, the connection is in an unknown state.
+        if (committed) {
+          await committed.catch((commitError: Error) => discard(commitError));
+          throw error;
+        }
         // After a failed COMMIT there is no transaction left, and ROLLBACK only warns. A ROLLBACK
         // that fails leaves the connection in an unknown state: it is not reused.
         await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
@@ -421,7 +431,7 @@ export class PostgresStore implements Store {
 async function commit(client: pg.PoolClient, tx: ConnectionExecutor): Promise<void> {
   sendTogether(client);
   tx.sendDeferred();
-  const committed = client.query('COMMIT');
+  const committed = tx.commitSent ?? client.query('COMMIT');
   committed.catch(() => undefined);
   await tx.settled();
   tx.end();
