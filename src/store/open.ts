@@ -24,6 +24,8 @@ export interface DatabaseOptions {
   readonly statementTimeoutMs?: number;
   /** Named prepared statements per connection; false behind a transaction-mode pooler (DATABASE_PREPARED_STATEMENTS). */
   readonly preparedStatements?: boolean;
+  /** How long a finished read's COMMIT may wait for its connection's next use (tests set it). */
+  readonly readEndWaitMs?: number;
 }
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);

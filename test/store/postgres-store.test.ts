@@ -2,8 +2,8 @@
  * The PostgreSQL adapter's own guarantees, against a real server: exact values both ways, named
  * statements bounded per connection, streamed reads that let other statements run between pages,
  * one account's writes serialised (and other accounts' not), the id sequence, the statement
- * timeout, a read of one statement that ends its transaction with it, and close() draining what
- * is in flight.
+ * timeout, a read of one statement that ends its transaction with it, a read whose end rides
+ * with the connection's next statements, and close() draining what is in flight.
  *
  * PostgreSQL only: the SQLite adapter's counterparts are its single writer and its own tests.
  */
@@ -163,6 +163,59 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
       // The pool's one connection serves on, a read of many statements as well.
       const again = await single.read(7, async (tx) => [await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'), await tx.get<{ n: number }>('SELECT 2 AS n')]);
       assert.deepEqual(again.map((r) => Object.values(r!)[0]), [backend!.pid, 2]);
+    } finally {
+      await observer.end();
+      await single.close();
+    }
+  });
+
+  test("a read's COMMIT rides with the connection's next statements: the next transaction sees what committed in between", async () => {
+    // A wait far beyond the test: only the connection's next use can end the read.
+    const single = openStore(database.url, { poolSize: 1, readEndWaitMs: 60_000 });
+    const epoch = store.codec.encode('Edm.DateTime', 0);
+    const count = () => single.read(11, async (tx) => (await tx.get<{ n: bigint }>('SELECT count(*) AS n FROM catalogs WHERE account_id = ?', [11]))!.n);
+    try {
+      assert.equal(await count(), 0n);
+      await store.write(11, (tx) => tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [11, 1n, 'between', 'true', epoch, epoch]));
+      assert.equal(await count(), 1n, 'the second read runs in a snapshot of its own, taken after the write');
+      // A streamed read: its cursor's CLOSE rides along too, and the same cursor name is free again.
+      const streamed = async () => {
+        let rows = 0;
+        await single.read(11, async (tx) => {
+          for await (const _ of tx.iterateRows('SELECT id FROM catalogs WHERE account_id = ?', [11])) rows++;
+        });
+        return rows;
+      };
+      assert.equal(await streamed(), 1);
+      assert.equal(await streamed(), 1);
+      // A directory statement (outside a transaction) after a read does not run in the read's
+      // transaction either (that one is read-only and repeatable read; the statement's own is neither).
+      await count();
+      const direct = await single.directory.get<{ isolation: string; readOnly: string }>(
+        `SELECT current_setting('transaction_isolation') AS isolation, current_setting('transaction_read_only') AS "readOnly"`,
+      );
+      assert.deepEqual({ ...direct }, { isolation: 'read committed', readOnly: 'off' });
+    } finally {
+      await single.close();
+    }
+  });
+
+  test('a read left open is ended by its timer when the connection is not used again', async () => {
+    const single = openStore(database.url, { poolSize: 1, readEndWaitMs: 20 });
+    const observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    try {
+      const backend = await single.read(7, async (tx) => {
+        await tx.get('SELECT 1 AS one');
+        return tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      });
+      const state = async () => (await observer.query<{ state: string }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [backend!.pid])).rows[0]?.state;
+      let seen = await state();
+      for (let i = 0; i < 100 && seen !== 'idle'; i++) {
+        await sleep(20);
+        seen = await state();
+      }
+      assert.equal(seen, 'idle', 'the timer ended the transaction');
     } finally {
       await observer.end();
       await single.close();

@@ -95,6 +95,11 @@ export class ConnectionExecutor implements SqlExecutor {
     this.deferred.length = 0;
   }
 
+  /** The deferred statements, no longer to be sent by this executor (someone else sends them). */
+  takeDeferred(): string[] {
+    return this.deferred.splice(0);
+  }
+
   /** Sends the deferred statements; the next statement (or settled()) waits for them. */
   sendDeferred(): void {
     for (const sql of this.deferred.splice(0)) this.after(this.send(sql, [], false));

@@ -41,7 +41,16 @@ export interface PostgresOptions {
   readonly preparedStatements?: boolean;
   /** Longest wait for a pooled connection when all are busy (then StoreBusyError: a 503). */
   readonly poolWaitMs?: number;
+  /** How long a finished read's COMMIT may wait for the connection's next use (see LeftOpen). */
+  readonly readEndWaitMs?: number;
 }
+
+/**
+ * A finished read's COMMIT waits this long for the connection's next transaction to take it
+ * along, then goes on its own: short enough that the snapshot and its table locks are not held
+ * noticeably longer, long enough that under load nearly every read's end rides along.
+ */
+export const DEFAULT_READ_END_WAIT_MS = 5;
 
 /** The default wait for a pooled connection: short, so that overload answers 503 at once. */
 export const DEFAULT_POOL_WAIT_MS = 3_000;
@@ -128,6 +137,8 @@ export class PostgresStore implements Store {
   /** Per account with writes under way: the writes waiting for the next shared COMMIT. */
   private readonly writeQueues = new Map<number, WriteJob[]>();
   private commitListener: ((writes: number) => void) | undefined;
+  /** Connections back in the pool whose last read has not been ended yet (see leaveOpen). */
+  private readonly leftOpen = new WeakMap<pg.PoolClient, LeftOpen>();
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
@@ -345,6 +356,7 @@ export class PostgresStore implements Store {
       // the client as well as failing the statement in flight; unheard, it would end the process.
       const dropped = (error: Error) => (broken = error);
       client.on('error', dropped);
+      this.endLeftOpen(client);
       try {
         return await fn(client, cache, dropped);
       } finally {
@@ -390,7 +402,10 @@ export class PostgresStore implements Store {
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
-        await commit(client, tx);
+        // A read has nothing to make durable: its end (the COMMIT, and a cursor's CLOSE) can
+        // travel with the connection's next statements instead of costing a write of its own.
+        if (begin === BEGIN_READ && !tx.commitSent) await this.leaveOpen(client, tx);
+        else await commit(client, tx);
         return value;
       } catch (failure) {
         // fn may fail before its first statement took the check's answer (a query it refused):
@@ -413,6 +428,36 @@ export class PostgresStore implements Store {
     });
   }
 
+  /**
+   * Returns a finished read's connection with its transaction still open: the statements that
+   * end it are sent first by the connection's next user (endLeftOpen, in the same write as that
+   * user's own), or after readEndWaitMs by a timer. Nothing can run inside the old snapshot:
+   * every use of a pooled connection goes through withConnection, which ends it first.
+   */
+  private async leaveOpen(client: pg.PoolClient, tx: ConnectionExecutor): Promise<void> {
+    const ending = [...tx.takeDeferred(), 'COMMIT'];
+    // The guard's answer (fn may have run no statement) decides the read's outcome.
+    await tx.settled();
+    tx.end();
+    const timer = setTimeout(() => this.endLeftOpen(client), this.options.readEndWaitMs ?? DEFAULT_READ_END_WAIT_MS);
+    timer.unref();
+    this.leftOpen.set(client, { statements: ending, timer });
+  }
+
+  /**
+   * Sends what ends the read left open on this connection, if any. Its outcome does not
+   * matter to anyone (the read was answered; it wrote nothing); a connection that fails it fails
+   * the statements sent behind it too, and their callers learn that.
+   */
+  private endLeftOpen(client: pg.PoolClient): void {
+    const left = this.leftOpen.get(client);
+    if (!left) return;
+    this.leftOpen.delete(client);
+    clearTimeout(left.timer);
+    sendTogether(client);
+    for (const sql of left.statements) client.query(sql).catch(() => undefined);
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
@@ -420,6 +465,12 @@ export class PostgresStore implements Store {
     })();
     return this.closing;
   }
+}
+
+/** A read's transaction left open on a pooled connection, and how it will be ended. */
+interface LeftOpen {
+  readonly statements: readonly string[];
+  readonly timer: NodeJS.Timeout;
 }
 
 /**
