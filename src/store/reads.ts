@@ -223,6 +223,29 @@ export class EntityReads {
     let page: MutableRecord[] = [];
     let delivered = 0;
     let lastRow: readonly unknown[] | undefined;
+    // One page ahead when pages are expanded: a page's expansions are sent before the page before
+    // it is handed over, so the database works on them while the consumer writes that page (on
+    // PostgreSQL their answers arrive meanwhile; a full export waited for them otherwise, about a
+    // sixth of its time). Without expansions there is nothing to wait for, and no page is held.
+    const lookAhead = plan.expand.length > 0;
+    let ahead: { readonly records: MutableRecord[]; readonly expanded: Promise<void> } | undefined;
+    /**
+     * Starts the expansions of `records` (none: the end of the rows) and answers the page to hand
+     * over now: looking ahead, the one started before; otherwise this one.
+     */
+    const handOver = (records: MutableRecord[] | undefined) => {
+      const previous = ahead;
+      ahead = undefined;
+      if (records !== undefined) {
+        const expanded = this.expand(tx, accountId, records, plan.expand);
+        expanded.catch(() => undefined);
+        ahead = { records, expanded };
+      }
+      if (lookAhead) return previous;
+      const current = ahead;
+      ahead = undefined;
+      return current;
+    };
     const batches = tx.iterateRowBatches(sql, b.params.values, options.pageSize)[Symbol.asyncIterator]();
     // A consumer that stops early (its client went away, an error) ends this generator at a
     // yield: the statement must end with it, or its connection stays busy for the next reader.
@@ -240,17 +263,26 @@ export class EntityReads {
           lastRow = row;
           delivered++;
           if (page.length >= options.pageSize) {
-            await this.expand(tx, accountId, page, plan.expand);
-            yield { records: page };
+            const ready = handOver(page);
             page = [];
+            if (ready) {
+              await ready.expanded;
+              yield { records: ready.records };
+            }
           }
         }
       }
-      if (page.length > 0) {
-        await this.expand(tx, accountId, page, plan.expand);
-        yield { records: page };
+      for (const records of [page.length > 0 ? page : undefined, undefined]) {
+        const ready = handOver(records);
+        if (ready) {
+          await ready.expanded;
+          yield { records: ready.records };
+        }
       }
     } finally {
+      // Left early: the expansions still in flight end before the statement does, so that none
+      // runs after the transaction it belongs to.
+      await ahead?.expanded.catch(() => undefined);
       await batches.return?.();
     }
     end.result ??= {};
