@@ -3,6 +3,7 @@
  * conversion between rows and EntityRecords through the engine's codec. Every statement is
  * scoped by account_id and takes its values as bound parameters.
  */
+import { compileOver, memberSource } from '../model/compiled-access';
 import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDef, ThroughEntityRelation, UniqueKey } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import { compareIds, entityId, type EntityRecord } from '../odata/entity';
@@ -124,26 +125,18 @@ const VALUES_PER_LOOKUP = 500;
 
 type RowDecoder = (row: readonly unknown[]) => { type: EntityTypeDef; values: Record<string, EdmValue>; version: bigint };
 
-/** An OData simple identifier: what a property name of the model is. */
-const PROPERTY_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 /**
  * The decoder of a type's rows, with each column's value decoder chosen once (a switch on the
  * type per value showed in profiles), compiled once per type into one object literal that names
- * every property in model order. Filled in a loop with computed names instead, every assignment
- * was a keyed store V8 could not specialise (the object's shape changed with each name), and
- * decoding a product cost five to ten times as much as building the literal does.
+ * every property in model order (../model/compiled-access.ts): filled in a loop with computed
+ * names instead, decoding a product cost five to ten times as much.
  */
 function rowDecoder(type: EntityTypeDef, codec: ValueCodec): RowDecoder {
-  const decoders = type.properties.map((p) => codec.decoderOf(p.type));
-  const members = type.properties.map((p, i) => {
-    // Names come from the model, not from input; in a literal, __proto__ would set the prototype.
-    if (!PROPERTY_NAME.test(p.name) || p.name === '__proto__') throw new Error(`${type.name}.${p.name} is not a property name a row decoder can hold`);
-    return `${p.name}: decoders[${i}](row[${i}])`;
-  });
-  const width = type.properties.length;
-  const compile = new Function('type', 'decoders', 'decodeVersion', `return (row) => ({ type, values: { ${members.join(', ')} }, version: decodeVersion(row[${width}]) });`);
-  return compile(type, decoders, codec.decoderOf('Edm.Int64')) as RowDecoder;
+  const members = type.properties.map((p, i) => `${memberSource(type, p)}: decoders[${i}](row[${i}])`);
+  return compileOver<RowDecoder>(
+    { type, decoders: type.properties.map((p) => codec.decoderOf(p.type)), decodeVersion: codec.decoderOf('Edm.Int64') },
+    `(row) => ({ type, values: { ${members.join(', ')} }, version: decodeVersion(row[${type.properties.length}]) })`,
+  );
 }
 
 export class EntityStore {

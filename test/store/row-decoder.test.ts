@@ -36,6 +36,6 @@ test('a property name the compiled decoder cannot hold as a member is refused', 
   const entities = new EntityStore(model, { codec: sqliteCodec } as unknown as Store);
   for (const name of ['__proto__', 'Title"', 'a b']) {
     const type: EntityTypeDef = { ...product, name: `Odd${name.length}`, properties: [...product.properties, { ...product.properties[1]!, name }] };
-    assert.throws(() => entities.decodeRow(type, []), /is not a property name a row decoder can hold/, name);
+    assert.throws(() => entities.decodeRow(type, []), /is not a property name a compiled function can hold/, name);
   }
 });

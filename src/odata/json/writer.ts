@@ -10,6 +10,7 @@
  * and "__next" after the results at the top level only). Every entity, nested ones included,
  * carries its absolute canonical URI (via its type's entity set, never an alias).
  */
+import { compileOver, memberSource } from '../../model/compiled-access';
 import { model } from '../../model/catalogue-model';
 import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
@@ -43,6 +44,12 @@ interface TypeInfo {
   /** `L)","type":"CatalogueService.Product"` (the etag and the closing brace follow) */
   readonly metadataTail: string;
   readonly properties: readonly PropertyInfo[];
+  /**
+   * Every property's member in model order (`,"Id":"12","ForeignId":…`), compiled once per type
+   * (../../model/compiled-access.ts): the entity's values are read as plain members, each
+   * converted by a function of its own type.
+   */
+  readonly allProperties: (values: Readonly<Record<string, EdmValue>>) => string;
   readonly navigations: readonly NavigationInfo[];
 }
 
@@ -51,10 +58,16 @@ const typeCache = new WeakMap<EntityTypeDef, TypeInfo>();
 function typeInfo(type: EntityTypeDef): TypeInfo {
   let info = typeCache.get(type);
   if (info === undefined) {
+    const properties = type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` }));
+    const terms = type.properties.map((p, i) => `${JSON.stringify(properties[i]!.member)} + json[${i}](values.${memberSource(type, p)})`);
     info = {
       setPath: `/${type.setName}(`,
       metadataTail: `L)","type":${JSON.stringify(qualifiedName(model, type))}`,
-      properties: type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` })),
+      properties,
+      allProperties: compileOver(
+        { json: type.properties.map((p) => (v: EdmValue | undefined) => toJson(p.type, v === undefined ? null : v)) },
+        `(values) => ${terms.length > 0 ? terms.join(' + ') : "''"}`,
+      ),
       navigations: type.navigations.map((nav) => {
         const member = `,${JSON.stringify(nav.name)}:`;
         return {
@@ -181,10 +194,13 @@ function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
   let out = '{"__metadata":{"uri":"' + uri + t.metadataTail + (rec.version === undefined ? '}' : ',"etag":"W/\\"' + rec.version.toString() + '\\""}');
   const sel = c.selection;
 
-  for (const p of t.properties) {
-    if (sel !== undefined && !sel.star && !sel.whole.has(p.name)) continue;
-    const v: EdmValue | undefined = values[p.name];
-    out += p.member + toJson(p.type, v === undefined ? null : v);
+  if (sel === undefined || sel.star) out += t.allProperties(values);
+  else {
+    for (const p of t.properties) {
+      if (!sel.whole.has(p.name)) continue;
+      const v: EdmValue | undefined = values[p.name];
+      out += p.member + toJson(p.type, v === undefined ? null : v);
+    }
   }
 
   const expanded = rec.expanded;
