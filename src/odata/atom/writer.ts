@@ -8,6 +8,7 @@
  * Feeds are written in pieces so that a caller can stream them:
  *   atomFeedStart(ctx, …) + records.map((r) => atomEntry(ctx, r)).join('') + atomFeedEnd(…)
  */
+import { compileOver, memberSource } from '../../model/compiled-access';
 import { model } from '../../model/catalogue-model';
 import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
@@ -61,6 +62,11 @@ interface TypeTemplate {
   readonly editOpen: string;
   readonly category: string;
   readonly properties: readonly PropertyTemplate[];
+  /**
+   * Every property's element in model order, compiled once per type
+   * (../../model/compiled-access.ts): the entity's values are read as plain members.
+   */
+  readonly allProperties: (values: Readonly<Record<string, EdmValue>>) => string;
   readonly navigations: readonly NavigationTemplate[];
   /** Name -> navigation. */
   readonly navigationByName: ReadonlyMap<string, NavigationTemplate>;
@@ -108,6 +114,10 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
     editOpen: `<link rel="edit" title="${escapeXml(type.name)}" href="`,
     category: `<category term="${escapeXml(typeName)}" scheme="${SCHEME}" />`,
     properties,
+    allProperties: compileOver(
+      { element: properties.map((p) => (value: EdmValue | undefined) => propertyElement(p, value)) },
+      `(values) => ${type.properties.length > 0 ? type.properties.map((def, i) => `element[${i}](values.${memberSource(type, def)})`).join(' + ') : "''"}`,
+    ),
     navigations,
     navigationByName,
   };
@@ -249,9 +259,9 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
   out += t.category;
   let props = '';
   const values = rec.values;
-  for (const p of t.properties) {
-    if (selection && !selection.allProperties && !selection.names.has(p.def.name)) continue;
-    props += propertyElement(p, values[p.def.name]);
+  if (!selection || selection.allProperties) props = t.allProperties(values);
+  else {
+    for (const p of t.properties) if (selection.names.has(p.def.name)) props += propertyElement(p, values[p.def.name]);
   }
   out += props ? `<content type="application/xml"><m:properties>${props}</m:properties></content>` : '<content type="application/xml" />';
   sink.append(out + '</entry>');
