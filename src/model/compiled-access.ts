@@ -1,6 +1,7 @@
 /**
  * Functions over every property of an entity type, compiled once per type, for the paths that
- * run per row: the row decoder (store/entities.ts) and the JSON writer (odata/json/writer.ts).
+ * run per row: the row decoder (store/entities.ts) and the property sections of the JSON and
+ * Atom writers (odata/json/writer.ts, odata/atom/writer.ts).
  * Written as loops over the property list, they read and write `values[name]` with a computed
  * name; such a keyed access V8 cannot specialise (the name differs on every turn), and it
  * cost more than the work around it. Compiled, each property is a plain member (`values.Title`),
