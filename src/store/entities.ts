@@ -122,7 +122,6 @@ export function writtenProperties(type: EntityTypeDef, values: Readonly<Record<s
 /** Values per statement of findWhereAny: well inside both engines' limits on parameters. */
 const VALUES_PER_LOOKUP = 500;
 
-
 type RowDecoder = (row: readonly unknown[]) => { type: EntityTypeDef; values: Record<string, EdmValue>; version: bigint };
 
 /**
