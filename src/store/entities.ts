@@ -8,6 +8,7 @@ import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDe
 import type { EdmValue } from '../odata/edm';
 import { compareIds, entityId, type EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store, ValueCodec } from './store';
+import { ReadAheadExecutor } from './read-ahead';
 import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
 import { comparisonKey } from '../model/text';
 import { indexName } from './postgres/ddl';
@@ -142,6 +143,8 @@ export class EntityStore {
   private readonly navigationSqlCache = new Map<NavigationDef, NavigationSql>();
   /** Per type, for this store's codec. */
   private readonly rowDecoders = new Map<EntityTypeDef, RowDecoder>();
+  /** Per type, the byId statement for a list of ids (readAhead). */
+  private readonly byIdsSql = new Map<EntityTypeDef, string>();
   /** UPDATE statements per type, by the columns they set. */
   private readonly updateSqlCache = new Map<EntityTypeDef, Map<string, { sql: string; keyed: readonly PropertyDef[] }>>();
 
@@ -169,6 +172,23 @@ export class EntityStore {
     // much again as the lookup itself (about 11 of 22 µs for a product on the GET hot path).
     const row = (await exec.rows(typeSql(type).byId, [accountId, id]))[0];
     return row ? this.decodeRow(type, row) : undefined;
+  }
+
+  /**
+   * Reads these entities of one type in one statement, and keeps them in `exec` as the answers
+   * find() would get one by one (read-ahead.ts): a changeset's targets, read before its
+   * operations run.
+   */
+  async readAhead(exec: ReadAheadExecutor, accountId: number, type: EntityTypeDef, ids: readonly bigint[]): Promise<void> {
+    if (ids.length === 0) return;
+    const sql = typeSql(type);
+    let byIds = this.byIdsSql.get(type);
+    if (byIds === undefined) this.byIdsSql.set(type, (byIds = `SELECT ${sql.columns} FROM ${sql.table} t WHERE t.account_id = ? AND ${this.store.dialect.inIds('t.id', '?')}`));
+    const sentAt = exec.changeCount;
+    const rows = await exec.rows(byIds, [accountId, this.store.dialect.idsParam(ids)]);
+    const decodeId = this.store.codec.decoderOf('Edm.Int64');
+    // The key is the first property (columnsOf): the same layout as find()'s statement.
+    exec.keep(sql.byId, accountId, ids, rows, (row) => decodeId(row[0]) as bigint, sentAt);
   }
 
   /** The current version (ETag) of a row that exists. */
@@ -322,6 +342,8 @@ export class EntityStore {
     const changed = stored === undefined ? written : written.filter((p) => (values[p.name] ?? null) !== (stored[p.name] ?? null));
     const statement = this.updateStatement(type, changed, versionBumpFor(written) !== '');
     if (statement === undefined) return undefined;
+    // Under a read-ahead, this statement changes this one row only: the rows kept of others stay.
+    const sentAt = tx instanceof ReadAheadExecutor ? tx.changeCount : 0;
     try {
       const row = await tx.get<{ v: unknown }>(statement.sql, [
         ...changed.map((p) => this.encode(p, values[p.name]!)),
@@ -329,6 +351,7 @@ export class EntityStore {
         accountId,
         id,
       ]);
+      if (tx instanceof ReadAheadExecutor) tx.rowUpdated(typeSql(type).byId, accountId, id, sentAt);
       return row ? (this.store.codec.decode('Edm.Int64', row.v) as bigint) : undefined;
     } catch (error) {
       throw uniqueKeyViolationOf(type, error, values) ?? error;

@@ -19,6 +19,7 @@ import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-p
 import { admitRequest } from '../../odata/uri/uri-kind';
 import { deletionScope, type DeletionScope } from '../../store/cascade';
 import type { SqlExecutor } from '../../store/store';
+import { ReadAheadExecutor } from '../../store/read-ahead';
 import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
 import { ChangesetLedger, type EntityRef, linkPair } from './ledger';
 import type { ODataRequest, ResourcePathOf } from '../request';
@@ -151,7 +152,9 @@ function standsForNoEntity(contentId: string): Error {
 }
 
 /** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
-async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readonly PreparedOperation[]): Promise<InnerResponse[]> {
+async function executeAll(caller: BatchCaller, transaction: SqlExecutor, prepared: readonly PreparedOperation[]): Promise<InnerResponse[]> {
+  const tx = new ReadAheadExecutor(transaction);
+  await readTargetsAhead(caller, tx, prepared);
   const ledger = new ChangesetLedger();
   const responses: InnerResponse[] = [];
   for (const operation of prepared) {
@@ -165,6 +168,27 @@ async function executeAll(caller: BatchCaller, tx: SqlExecutor, prepared: readon
     }
   }
   return responses;
+}
+
+/**
+ * The entities the operations address by key, read in one statement per type before the first
+ * operation runs (store/read-ahead.ts). Each operation reads its entity first; that read is then
+ * answered without a statement as long as nothing ran since but the operations' own updates of
+ * one row each. A changeset of ten MERGEs costs PostgreSQL eleven round trips instead of twenty.
+ */
+async function readTargetsAhead(caller: BatchCaller, tx: ReadAheadExecutor, prepared: readonly PreparedOperation[]): Promise<void> {
+  const idsByType = new Map<EntityTypeDef, Set<bigint>>();
+  let targets = 0;
+  for (const { target } of prepared) {
+    if (target.kind !== 'path' || target.path.kind !== 'resource' || target.path.key === undefined) continue;
+    let ids = idsByType.get(target.path.set);
+    if (!ids) idsByType.set(target.path.set, (ids = new Set()));
+    ids.add(target.path.key);
+    targets++;
+  }
+  // One entity is read by its own operation just as cheaply.
+  if (targets < 2) return;
+  await Promise.all([...idsByType].map(([type, ids]) => caller.app.entities.readAhead(tx, caller.accountId, type, [...ids])));
 }
 
 /** The operation's path; a `$n` target becomes the canonical path of n's entity plus the rest. */
