@@ -76,10 +76,14 @@ export async function handleWrite(r: ODataRequest, path: ResourcePath, rawPath: 
   const key = r.method === 'POST' ? idempotencyKeyOf(r.header('idempotency-key')) : undefined;
   const body = BODYLESS.has(r.method) ? Buffer.alloc(0) : await r.body();
   const plan = planWrite(r, path, body);
-  const reply = await r.app.store.write(r.accountId, async (tx) => {
-    if (key === undefined) return (await writeResource(r, tx, path, plan)).reply;
-    const hash = requestHash(r.method, rawPath, body);
-    return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, plan)).reply);
-  });
+  const reply = await r.app.store.write(
+    r.accountId,
+    async (tx) => {
+      if (key === undefined) return (await writeResource(r, tx, path, plan)).reply;
+      const hash = requestHash(r.method, rawPath, body);
+      return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, plan)).reply);
+    },
+    { newIds: plan.kind === 'create' ? 1 : 0 },
+  );
   r.responder.send(reply);
 }

@@ -16,7 +16,7 @@
  * serialised (PostgreSQL's per-account lock, SQLite's single writer), and this executor is used
  * inside one write only.
  */
-import type { RunResult, SqlExecutor, SqlValue } from './store';
+import type { IdsAhead, RunResult, SqlExecutor, SqlValue } from './store';
 
 /** Whether a statement can only read: anything else is taken to change rows. */
 function readsOnly(sql: string): boolean {
@@ -31,7 +31,10 @@ export class ReadAheadExecutor implements SqlExecutor {
   /** Kept answers: per statement text, per account and key, the row (or null: no such row). */
   private readonly kept = new Map<string, Map<string, readonly unknown[] | null>>();
 
-  constructor(private readonly inner: SqlExecutor) {}
+  constructor(
+    /** The transaction's own executor. */
+    readonly inner: SqlExecutor,
+  ) {}
 
   /**
    * Keeps the answers of `statement` (params: account, key) for these keys, read in one
@@ -47,6 +50,10 @@ export class ReadAheadExecutor implements SqlExecutor {
     if (!answers) this.kept.set(statement, (answers = new Map()));
     for (const key of keys) answers.set(`${accountId}/${key}`, null);
     for (const row of rows) answers.set(`${accountId}/${keyOf(row)}`, row);
+  }
+
+  get idsAhead(): IdsAhead | undefined {
+    return this.inner.idsAhead;
   }
 
   /** Statements sent so far that may have changed rows: pass it to keep() or rowUpdated(). */

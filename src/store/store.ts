@@ -44,6 +44,29 @@ export interface SqlExecutor {
    * per row (a streamed feed takes its rows a page at a time anyway).
    */
   iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]>;
+  /**
+   * The ids drawn for this write transaction before its statements (WriteOptions.newIds), for
+   * Store.nextId to take; absent where none were. An executor that wraps a transaction's passes
+   * its own on.
+   */
+  readonly idsAhead?: IdsAhead;
+}
+
+/** Entity ids drawn ahead for one transaction, taken in ascending order. */
+export class IdsAhead {
+  private next = 0;
+
+  constructor(private readonly ids: readonly bigint[]) {}
+
+  /** The next id drawn ahead, or undefined when none is left. */
+  take(): bigint | undefined {
+    return this.next < this.ids.length ? this.ids[this.next++] : undefined;
+  }
+
+  /** Gives up the ids not taken: ids drawn later must not be followed by lower ones. */
+  giveUp(): void {
+    this.next = this.ids.length;
+  }
 }
 
 /**
@@ -70,6 +93,18 @@ export interface ReadGuard {
  * many statements as fn needs.
  */
 export type ReadExtent = 'one' | 'any';
+
+/** What a write tells the engine beforehand. */
+export interface WriteOptions {
+  /**
+   * How many entity ids the write expects to take with nextId() (the entities a POST or a
+   * changeset creates): PostgreSQL draws them from the sequence with the transaction's first
+   * statements, so that each create saves a round trip inside the account's write lock. A write
+   * that takes more asks the sequence for the rest; ids it leaves untaken are skipped, as a
+   * rolled-back transaction's are.
+   */
+  readonly newIds?: number;
+}
 
 /** How an engine stores each Edm type: model values in, database values out. */
 export interface ValueCodec {
@@ -115,7 +150,7 @@ export interface Store {
    * Runs fn in one transaction for one account and resolves only after COMMIT is durable. If fn
    * throws, nothing it did is kept and the error is rethrown.
    */
-  write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, options?: WriteOptions): Promise<T>;
   /** Next value of the service-wide entity id sequence, inside a write transaction. */
   nextId(tx: SqlExecutor): Promise<bigint>;
   /**

@@ -112,6 +112,48 @@ describe('PostgreSQL group commit', { skip: testEngine !== 'postgres' && 'Postgr
     assert.equal((await catalogNames(17)).length, 5);
   });
 
+  test('ids drawn ahead (WriteOptions.newIds): taken without a statement, ascending in the order writes run, the rest from the sequence', async () => {
+    commits.length = 0;
+    const run = (newIds: number, takes: number, bulk = 0) =>
+      store.write(
+        18,
+        async (tx) => {
+          // The transaction's executor as a wrapper sees it (a changeset's read-ahead wraps it so),
+          // counting the statements that ask the sequence.
+          let asked = 0;
+          const wrapped = new Proxy(tx, {
+            get: (target, name, receiver) => {
+              const value = Reflect.get(target, name, receiver) as unknown;
+              if (typeof value !== 'function') return value;
+              return (sql: string, ...rest: unknown[]) => {
+                if (typeof sql === 'string' && sql.includes('nextval')) asked++;
+                return (value as (...a: unknown[]) => unknown).call(target, sql, ...rest);
+              };
+            },
+          });
+          const ids: bigint[] = [];
+          for (let i = 0; i < takes; i++) ids.push(await store.nextId(wrapped));
+          const bulkIds = bulk > 0 ? await store.nextIds(wrapped, bulk) : [];
+          const after = await store.nextId(wrapped);
+          return { ids, bulkIds, after, asked };
+        },
+        { newIds },
+      );
+    // Three writes of one batch, drawing 2 + 3 + 1 ids ahead.
+    const [a, b, c] = await Promise.all([run(2, 1), run(3, 2, 2), run(1, 0)]);
+    assert.deepEqual(commits, [3], 'one batch');
+    const all = [...a.ids, a.after, ...b.ids, ...b.bulkIds, b.after, ...c.ids, c.after];
+    assert.equal(new Set(all.map(String)).size, all.length, 'every id once');
+    assert.deepEqual([...all].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)), all, `ascending in the order taken: ${all.join(', ')}`);
+    assert.equal(a.asked, 0, 'the first write took both its ids from those drawn ahead');
+    // The bulk ids come from the sequence and give up those drawn ahead, so that no lower id
+    // follows them: what the second and third writes take next is asked for too.
+    assert.equal(b.asked, 2);
+    assert.equal(c.asked, 1);
+    // Without newIds nothing is drawn ahead.
+    assert.equal((await run(0, 1)).asked, 2);
+  });
+
   test("another account's writes do not wait for a long batch", async () => {
     const slow = store.write(15, async (tx) => {
       await tx.get(`SELECT pg_sleep(0.8)`);

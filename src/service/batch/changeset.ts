@@ -96,7 +96,8 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
   // Nothing to run: no transaction either.
   if (prepared.length === 0) return { kind: 'changeset', responses: [] };
   try {
-    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared));
+    const creates = prepared.filter((p) => p.plan?.kind === 'create').length;
+    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds: creates });
     for (const p of prepared) if (p.target.kind === 'path' && p.target.path.kind === 'operation') auditCommitted(p.request, p.target.path.operation);
     return { kind: 'changeset', responses };
   } catch (error) {

@@ -8,7 +8,7 @@
  * A protocol-level portal (pg-cursor) would hold the connection until the stream ends.
  */
 import type { ClientBase, QueryResult } from 'pg';
-import type { RunResult, SqlExecutor, SqlValue } from '../store';
+import type { IdsAhead, RunResult, SqlExecutor, SqlValue } from '../store';
 import { prepared, type StatementCache } from './statements';
 
 /** Rows fetched per round trip of a streamed read. */
@@ -25,6 +25,8 @@ export class ConnectionExecutor implements SqlExecutor {
   private commitWithNext = false;
   /** The COMMIT sent right behind a statement, once it is. */
   private sentCommit: Promise<unknown> | undefined;
+  /** Set by the write transaction that drew ids ahead (WriteOptions.newIds). */
+  idsAhead: IdsAhead | undefined;
 
   constructor(
     private readonly client: ClientBase,

@@ -13,7 +13,7 @@
  * close() waits for the transactions in flight, then ends the pool.
  */
 import pg from 'pg';
-import type { MigrationReport, ReadExtent, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import { IdsAhead, type MigrationReport, type ReadExtent, type ReadGuard, type RunResult, type SqlExecutor, type SqlValue, type Store, type StoreStats, type WriteOptions } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { pgCodec, pgTypeParsers } from './values';
 import { pgDialect } from './dialect';
@@ -69,9 +69,13 @@ const MAX_JOBS_PER_COMMIT = 64;
  * would delay every write that happened to be queued with it, not only those behind it.
  */
 const BATCH_TIME_BUDGET_MS = 20;
+/** Ids drawn ahead for one batch at most (WriteOptions.newIds); a write that takes more asks again. */
+const MAX_IDS_AHEAD = 1_000;
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
+  /** Ids it expects to take (WriteOptions.newIds). */
+  readonly newIds: number;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -83,6 +87,8 @@ const BEGIN_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 const SET_TENANT = `SELECT set_config('${TENANT_SETTING}', ?, true)`;
 /** Sets the tenant and waits for the account's write lock, in one round trip. */
 const SET_TENANT_AND_LOCK = `SELECT set_config('${TENANT_SETTING}', ?, true), pg_advisory_xact_lock(CAST(? AS bigint))`;
+/** WriteOptions.newIds of a batch's writes, drawn with its first statements. */
+const DRAW_IDS = `SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`;
 /** A directory transaction sets no tenant; behind a pooler it sets the session settings alone. */
 const SET_NOTHING = `SELECT 1`;
 
@@ -197,7 +203,7 @@ export class PostgresStore implements Store {
     return this.transaction(BEGIN_READ, setup, guard.params, 'pipelined', fn, (row) => guard.check(row), extent);
   }
 
-  write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, options: WriteOptions = {}): Promise<T> {
     if (this.closing) return Promise.reject(new Error('The store is closed'));
     // Counted from now: close() waits for writes that are queued as for those that run.
     this.inFlight++;
@@ -207,6 +213,7 @@ export class PostgresStore implements Store {
       };
       const job: WriteJob = {
         run: fn,
+        newIds: Math.max(0, Math.min(MAX_IDS_AHEAD, Math.floor(options.newIds ?? 0))),
         resolve: (value) => {
           settled();
           resolve(value as T);
@@ -260,10 +267,14 @@ export class PostgresStore implements Store {
           sendTogether(client);
           const begun = client.query('BEGIN');
           tx.after(Promise.all([begun, tx.query(SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId])]));
+          // The ids the batch's writes expect, drawn in the same round trip, once the lock is held.
+          const idsWanted = Math.min(MAX_IDS_AHEAD, queued.reduce((sum, job) => sum + job.newIds, 0));
+          const drawn = idsWanted > 0 ? tx.query(DRAW_IDS, [idsWanted]) : undefined;
           try {
             // The first write starts once the account's lock is held, so that everything it does
             // (reading the clock for timestamps included) happens in the order writes are serialised.
             await tx.settled();
+            if (drawn) tx.idsAhead = new IdsAhead((await drawn).rows.map((r: { id: bigint }) => r.id).sort(compareIds));
             const started = performance.now();
             for (let i = 0; i < queued.length; i++) {
               if (i > 0 && performance.now() - started > BATCH_TIME_BUDGET_MS) {
@@ -318,6 +329,8 @@ export class PostgresStore implements Store {
   }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
+    const ahead = tx.idsAhead?.take();
+    if (ahead !== undefined) return ahead;
     const row = await tx.get<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id`);
     if (!row) throw new Error('The id sequence is missing: run the migrations');
     return row.id;
@@ -325,6 +338,9 @@ export class PostgresStore implements Store {
 
   async nextIds(tx: SqlExecutor, count: number): Promise<bigint[]> {
     if (count <= 0) return [];
+    // Ids are taken in ascending order within a transaction: these come after any drawn ahead,
+    // so the ones still untaken are given up.
+    tx.idsAhead?.giveUp();
     const rows = await tx.all<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`, [count]);
     return rows.map((r) => r.id).sort(compareIds);
   }

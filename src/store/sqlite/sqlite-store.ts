@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import type { MigrationReport, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats } from '../store';
+import type { MigrationReport, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats, WriteOptions } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
@@ -324,7 +324,8 @@ export class SqliteStore implements Store {
     });
   }
 
-  write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  /** WriteOptions.newIds: SQLite's id sequence is a row of its own database, as cheap to ask as to keep. */
+  write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, _options?: WriteOptions): Promise<T> {
     return this.enqueue(fn);
   }
 
