@@ -6,6 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
 import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
@@ -94,6 +95,32 @@ describe('PostgreSQL group commit', { skip: testEngine !== 'postgres' && 'Postgr
     // The pool replaces the connection: the account writes again.
     await insertCatalog(14, 3n, 'after');
     assert.deepEqual(await catalogNames(14), ['after']);
+  });
+
+  test('a batch that draws ids and loses its connection while it waits for the lock: its writes fail, and the process goes on', async () => {
+    // Another session holds account 19's lock, so the batch's BEGIN, lock and id draw wait.
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock(19)');
+      const write = store.write(19, async (tx) => store.nextId(tx), { newIds: 2 });
+      write.catch(() => undefined);
+      let waiting: number | undefined;
+      for (let i = 0; i < 100 && waiting === undefined; i++) {
+        await sleep(20);
+        const { rows } = await holder.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND pid <> pg_backend_pid()`);
+        waiting = (rows[0] as { pid: number } | undefined)?.pid;
+      }
+      assert.ok(waiting !== undefined, 'the batch waits for the lock');
+      await holder.query('SELECT pg_terminate_backend($1)', [waiting]);
+      await assert.rejects(write);
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock_all()').catch(() => undefined);
+      await holder.end();
+    }
+    // Nothing was left unhandled (node:test would report it), and the account writes again.
+    const id = await store.write(19, async (tx) => store.nextId(tx), { newIds: 1 });
+    assert.equal(typeof id, 'bigint');
   });
 
   test('a batch past its time budget commits what ran and leaves the rest to the next batch', async () => {

@@ -270,6 +270,9 @@ export class PostgresStore implements Store {
           // The ids the batch's writes expect, drawn in the same round trip, once the lock is held.
           const idsWanted = Math.min(MAX_IDS_AHEAD, queued.reduce((sum, job) => sum + job.newIds, 0));
           const drawn = idsWanted > 0 ? tx.query(DRAW_IDS, [idsWanted]) : undefined;
+          // It carries the lock's answer too (pipelined: see ConnectionExecutor.query) and is
+          // awaited below; marked handled so that a failure is never left unobserved meanwhile.
+          drawn?.catch(() => undefined);
           try {
             // The first write starts once the account's lock is held, so that everything it does
             // (reading the clock for timestamps included) happens in the order writes are serialised.
