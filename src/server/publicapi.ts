@@ -52,6 +52,9 @@ async function failureOnClaim(app: App, guard: CredentialGuard, error: unknown):
 
 const TUNNELLED = new Set(['PUT', 'MERGE', 'PATCH', 'DELETE']);
 
+/** The methods whose reads and writes of the entity sets carry the credential check themselves. */
+const CHECKED_IN_TRANSACTION = new Set(['GET', 'HEAD', 'POST', 'PUT', 'MERGE', 'PATCH', 'DELETE']);
+
 /** The verb a request stands for: POST with X-HTTP-Method (or -Override) tunnels another one. */
 function effectiveMethod(ctx: RequestContext): string {
   const method = ctx.req.method ?? 'GET';
@@ -71,9 +74,12 @@ export function publicApiHandler(app: App): Handler {
     const method = effectiveMethod(ctx);
     const claim = claimOf(app, ctx);
 
-    // A read whose session this process has met before goes on its claim: its credential check
-    // is the first statement of the read itself (one transaction; on PostgreSQL one round trip).
-    if ((method === 'GET' || method === 'HEAD') && claim.accountHint !== undefined) {
+    // A request of the entity sets whose session this process has met before goes on its claim:
+    // its credential check is the first statement of its own read or write (one transaction; on
+    // PostgreSQL no round trip of its own). Only the entity sets: their reads and writes are the
+    // only ones that run the check (resources.ts, write.ts); $batch and service operations
+    // authenticate first.
+    if (claim.accountHint !== undefined && CHECKED_IN_TRANSACTION.has(method)) {
       const guard = app.sessions.guardFor(claim, claim.accountHint);
       try {
         const path = parseResourcePath(app.model, rest);

@@ -18,8 +18,9 @@ export interface ODataRequest {
   readonly app: App;
   readonly accountId: number;
   /**
-   * When set, accountId is only claimed: the read of the resource runs this credential check as
-   * its first statement (see ReadGuard), and nothing else may happen before it passed.
+   * When set, accountId is only claimed: the read or write of the resource runs this credential
+   * check as its first statement (ReadGuard, WriteOptions.guard), and nothing else may take
+   * effect before it passed.
    */
   readonly credentialGuard?: ReadGuard;
   /** Where the request came from (the audit trail names it). */

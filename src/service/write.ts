@@ -83,7 +83,7 @@ export async function handleWrite(r: ODataRequest, path: ResourcePath, rawPath: 
       const hash = requestHash(r.method, rawPath, body);
       return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, plan)).reply);
     },
-    { newIds: plan.kind === 'create' ? 1 : 0 },
+    { newIds: plan.kind === 'create' ? 1 : 0, ...(r.credentialGuard ? { guard: r.credentialGuard } : {}) },
   );
   r.responder.send(reply);
 }

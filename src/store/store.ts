@@ -104,6 +104,13 @@ export interface WriteOptions {
    * rolled-back transaction's are.
    */
   readonly newIds?: number;
+  /**
+   * A credential check to run first inside the write (as a read runs its ReadGuard): fn's
+   * statements take effect only if it accepts its row. A refused check rolls the write back
+   * alone, and the write fails with the check's error. On PostgreSQL the check travels with the
+   * write's first statement, so it costs no round trip of its own.
+   */
+  readonly guard?: ReadGuard;
 }
 
 /** How an engine stores each Edm type: model values in, database values out. */

@@ -74,6 +74,8 @@ const MAX_IDS_AHEAD = 1_000;
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
+  /** WriteOptions.guard. */
+  readonly guard: ReadGuard | undefined;
   /** Ids it expects to take (WriteOptions.newIds). */
   readonly newIds: number;
   resolve(value: unknown): void;
@@ -213,6 +215,7 @@ export class PostgresStore implements Store {
       };
       const job: WriteJob = {
         run: fn,
+        guard: options.guard,
         newIds: Math.max(0, Math.min(MAX_IDS_AHEAD, Math.floor(options.newIds ?? 0))),
         resolve: (value) => {
           settled();
@@ -516,13 +519,24 @@ async function commit(client: pg.PoolClient, tx: ConnectionExecutor): Promise<vo
  */
 async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob): Promise<{ ok: boolean; value: unknown }> {
   tx.after(tx.query('SAVEPOINT write_job'));
+  const guard = job.guard;
+  // The credential check goes out with the write's first statement, whose answer counts only if
+  // the check accepted its row (see ConnectionExecutor.after): a refused check fails the write,
+  // and what its statements did is rolled back below.
+  const checked = guard ? tx.query(guard.sql, guard.params).then((result) => guard.check(result.rows[0] as Record<string, unknown> | undefined)) : undefined;
+  if (checked) tx.after(checked);
   try {
     const value = await job.run(tx);
+    // A write that ran no statement has not waited for its check yet.
+    await checked;
     tx.defer('RELEASE SAVEPOINT write_job');
     return { ok: true, value };
   } catch (error) {
     // Should the rollback itself fail, the connection is unusable: the whole batch fails.
     tx.discardDeferred();
+    // A check still unanswered (the write failed before it used a statement) is waited for
+    // first, so that its refusal is not taken for the rollback's.
+    await tx.settled().catch(() => undefined);
     await tx.query('ROLLBACK TO SAVEPOINT write_job');
     tx.defer('RELEASE SAVEPOINT write_job');
     return { ok: false, value: error };

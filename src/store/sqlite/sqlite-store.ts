@@ -325,8 +325,14 @@ export class SqliteStore implements Store {
   }
 
   /** WriteOptions.newIds: SQLite's id sequence is a row of its own database, as cheap to ask as to keep. */
-  write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, _options?: WriteOptions): Promise<T> {
-    return this.enqueue(fn);
+  write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    const guard = options.guard;
+    if (!guard) return this.enqueue(fn);
+    // In the job's own savepoint: a refused check fails this write alone.
+    return this.enqueue(async (tx) => {
+      guard.check(await tx.get(guard.sql, guard.params));
+      return fn(tx);
+    });
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
