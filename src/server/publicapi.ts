@@ -9,7 +9,7 @@ import { headerOf, type Handler, type RequestContext } from './context';
 import { badRequest, unauthorized } from '../odata/errors';
 import { readVersionHeaders } from '../odata/negotiate';
 import { parseQueryOptions } from '../odata/uri/query-options';
-import { parseResourcePath } from '../odata/uri/resource-path';
+import { parseResourcePath, type ResourcePath } from '../odata/uri/resource-path';
 import { HttpResponder } from './http-responder';
 import { readBody } from './body';
 import type { ODataRequest } from '../service/request';
@@ -79,13 +79,14 @@ export function publicApiHandler(app: App): Handler {
     // PostgreSQL no round trip of its own). Only the entity sets: their reads and writes are the
     // only ones that run the check (resources.ts, write.ts); $batch and service operations
     // authenticate first.
+    let parsed: ResourcePath | undefined;
     if (claim.accountHint !== undefined && CHECKED_IN_TRANSACTION.has(method)) {
       const guard = app.sessions.guardFor(claim, claim.accountHint);
       try {
-        const path = parseResourcePath(app.model, rest);
-        if (path.kind === 'resource') {
+        parsed = parseResourcePath(app.model, rest);
+        if (parsed.kind === 'resource') {
           const responder = new CheckedResponder(new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs), guard);
-          await serveRequest(requestOf(app, ctx, guard.accountId, method, options, versions, responder, guard), path, rest);
+          await serveRequest(requestOf(app, ctx, guard.accountId, method, options, versions, responder, guard), parsed, rest);
           await app.sessions.settle(guard);
           return;
         }
@@ -97,8 +98,8 @@ export function publicApiHandler(app: App): Handler {
     // Identify before resolving names, so that nothing about the service leaks to strangers.
     const accountId = await identify(app, claim);
 
-    // Resolve and answer.
-    const path = parseResourcePath(app.model, rest);
+    // Resolve and answer (the path as parsed above, when it was).
+    const path = parsed ?? parseResourcePath(app.model, rest);
     if (path.kind === 'batch') {
       const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
       const batch = {
