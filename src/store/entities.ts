@@ -143,7 +143,7 @@ export class EntityStore {
   private readonly navigationSqlCache = new Map<NavigationDef, NavigationSql>();
   /** Per type, for this store's codec. */
   private readonly rowDecoders = new Map<EntityTypeDef, RowDecoder>();
-  /** Per type, the byId statement for a list of ids (readAhead). */
+  /** Per type, the byId statement for a list of ids (byIdsStatement). */
   private readonly byIdsSql = new Map<EntityTypeDef, string>();
   /** UPDATE statements per type, by the columns they set. */
   private readonly updateSqlCache = new Map<EntityTypeDef, Map<string, { sql: string; keyed: readonly PropertyDef[] }>>();
@@ -181,14 +181,24 @@ export class EntityStore {
    */
   async readAhead(exec: ReadAheadExecutor, accountId: number, type: EntityTypeDef, ids: readonly bigint[]): Promise<void> {
     if (ids.length === 0) return;
-    const sql = typeSql(type);
-    let byIds = this.byIdsSql.get(type);
-    if (byIds === undefined) this.byIdsSql.set(type, (byIds = `SELECT ${sql.columns} FROM ${sql.table} t WHERE t.account_id = ? AND ${this.store.dialect.inIds('t.id', '?')}`));
     const sentAt = exec.changeCount;
-    const rows = await exec.rows(byIds, [accountId, this.store.dialect.idsParam(ids)]);
+    const rows = await exec.rows(this.byIdsStatement(type), [accountId, this.store.dialect.idsParam(ids)]);
     const decodeId = this.store.codec.decoderOf('Edm.Int64');
     // The key is the first property (columnsOf): the same layout as find()'s statement.
-    exec.keep(sql.byId, accountId, ids, rows, (row) => decodeId(row[0]) as bigint, sentAt);
+    exec.keep(typeSql(type).byId, accountId, ids, rows, (row) => decodeId(row[0]) as bigint, sentAt);
+  }
+
+  /**
+   * The entities of a type with these ids, in the layout of columnsOf(). Params: the account, the
+   * ids as the dialect's idsParam(). One text per type, so each is prepared once per connection.
+   */
+  byIdsStatement(type: EntityTypeDef): string {
+    let sql = this.byIdsSql.get(type);
+    if (sql === undefined) {
+      const { columns, table } = typeSql(type);
+      this.byIdsSql.set(type, (sql = `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? AND ${this.store.dialect.inIds('t.id', '?')}`));
+    }
+    return sql;
   }
 
   /** The current version (ETag) of a row that exists. */

@@ -381,7 +381,8 @@ export class EntityReads {
       const d = this.store.dialect;
       const r = nav.relation;
       if (!nav.many) {
-        sql = `SELECT ${columns} FROM ${q(target.table)} t WHERE t.account_id = ?1 AND ${d.inIds('t.id', '?2')}`;
+        // The targets by their ids: the statement a changeset's read-ahead uses too.
+        sql = this.entities.byIdsStatement(target);
       } else if (r.kind === 'reference') {
         const fk = `t.${q(columnOf(target, r.foreignKey))}`;
         sql = `SELECT ${columns}, ${fk} AS ${q(PARENT_COLUMN)} FROM ${q(target.table)} t WHERE t.account_id = ?1 AND ${d.inIds(fk, '?2')} ORDER BY ${fk}, t.id`;

@@ -23,9 +23,10 @@ import { StringSink, type TextSink } from '../text-sink';
 
 interface PropertyInfo {
   readonly name: string;
-  readonly type: EdmType;
   /** `,"Name":` */
   readonly member: string;
+  /** The value as JSON text (an absent one as null). */
+  readonly text: (value: EdmValue | undefined) => string;
 }
 
 interface NavigationInfo {
@@ -58,14 +59,18 @@ const typeCache = new WeakMap<EntityTypeDef, TypeInfo>();
 function typeInfo(type: EntityTypeDef): TypeInfo {
   let info = typeCache.get(type);
   if (info === undefined) {
-    const properties = type.properties.map((p) => ({ name: p.name, type: p.type, member: `,${JSON.stringify(p.name)}:` }));
+    const properties: PropertyInfo[] = type.properties.map((p) => ({
+      name: p.name,
+      member: `,${JSON.stringify(p.name)}:`,
+      text: (v) => toJson(p.type, v === undefined ? null : v),
+    }));
     const terms = type.properties.map((p, i) => `${JSON.stringify(properties[i]!.member)} + json[${i}](values.${memberSource(type, p)})`);
     info = {
       setPath: `/${type.setName}(`,
       metadataTail: `L)","type":${JSON.stringify(qualifiedName(model, type))}`,
       properties,
       allProperties: compileOver(
-        { json: type.properties.map((p) => (v: EdmValue | undefined) => toJson(p.type, v === undefined ? null : v)) },
+        { json: properties.map((p) => p.text) },
         `(values) => ${terms.length > 0 ? terms.join(' + ') : "''"}`,
       ),
       navigations: type.navigations.map((nav) => {
@@ -196,11 +201,7 @@ function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
 
   if (sel === undefined || sel.star) out += t.allProperties(values);
   else {
-    for (const p of t.properties) {
-      if (!sel.whole.has(p.name)) continue;
-      const v: EdmValue | undefined = values[p.name];
-      out += p.member + toJson(p.type, v === undefined ? null : v);
-    }
+    for (const p of t.properties) if (sel.whole.has(p.name)) out += p.member + p.text(values[p.name]);
   }
 
   const expanded = rec.expanded;

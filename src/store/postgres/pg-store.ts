@@ -89,8 +89,11 @@ const BEGIN_READ = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
 const SET_TENANT = `SELECT set_config('${TENANT_SETTING}', ?, true)`;
 /** Sets the tenant and waits for the account's write lock, in one round trip. */
 const SET_TENANT_AND_LOCK = `SELECT set_config('${TENANT_SETTING}', ?, true), pg_advisory_xact_lock(CAST(? AS bigint))`;
-/** WriteOptions.newIds of a batch's writes, drawn with its first statements. */
+/** That many values of the id sequence (nextIds, and WriteOptions.newIds drawn with a batch's first statements). */
 const DRAW_IDS = `SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`;
+
+/** The ids DRAW_IDS answered, in ascending order. */
+const drawnIds = (rows: readonly { id: bigint }[]): bigint[] => rows.map((r) => r.id).sort(compareIds);
 /** A directory transaction sets no tenant; behind a pooler it sets the session settings alone. */
 const SET_NOTHING = `SELECT 1`;
 
@@ -280,7 +283,7 @@ export class PostgresStore implements Store {
             // The first write starts once the account's lock is held, so that everything it does
             // (reading the clock for timestamps included) happens in the order writes are serialised.
             await tx.settled();
-            if (drawn) tx.idsAhead = new IdsAhead((await drawn).rows.map((r: { id: bigint }) => r.id).sort(compareIds));
+            if (drawn) tx.idsAhead = new IdsAhead(drawnIds((await drawn).rows));
             const started = performance.now();
             for (let i = 0; i < queued.length; i++) {
               if (i > 0 && performance.now() - started > BATCH_TIME_BUDGET_MS) {
@@ -347,8 +350,7 @@ export class PostgresStore implements Store {
     // Ids are taken in ascending order within a transaction: these come after any drawn ahead,
     // so the ones still untaken are given up.
     tx.idsAhead?.giveUp();
-    const rows = await tx.all<{ id: bigint }>(`SELECT nextval('"${ID_SEQUENCE}"') AS id FROM generate_series(1, CAST(? AS integer))`, [count]);
-    return rows.map((r) => r.id).sort(compareIds);
+    return drawnIds(await tx.all<{ id: bigint }>(DRAW_IDS, [count]));
   }
 
   /**
