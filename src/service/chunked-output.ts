@@ -11,6 +11,12 @@ import type { BodyStream } from './responder';
 const CHUNK_BYTES = 64 * 1024;
 /** Small pieces are joined into a string of about this length before encoding: fewer calls. */
 const PENDING_CHARS = 4096;
+/**
+ * Encoding one piece costs a call worth about as much as the slow path's extra cost for some
+ * hundred characters, so the text outside ASCII is kept apart only from ASCII longer than these.
+ */
+const APART_CHARS = 256;
+const MIXED_CHARS = 256;
 /** UTF-8 needs at most 3 bytes per UTF-16 code unit. */
 const MAX_BYTES_PER_UNIT = 3;
 
@@ -21,17 +27,36 @@ export class ChunkedOutput implements TextSink {
   private full: Buffer[] = [];
   /** Text appended but not yet encoded. */
   private pending = '';
+  /** Whether pending holds text given to appendApart(): then UTF-8 encoding takes the slow path. */
+  private pendingMixed = false;
 
   constructor(private readonly body: BodyStream) {}
 
   append(text: string): void {
+    if (this.pendingMixed && this.pending.length + text.length > MIXED_CHARS) this.encodePending();
     this.pending += text;
     if (this.pending.length >= PENDING_CHARS) this.encodePending();
+  }
+
+  /**
+   * Text outside ASCII (../odata/text-sink.ts): it joins the pending text, which is encoded first
+   * when it is all ASCII and long enough to be worth a call of its own; and ASCII that follows it
+   * joins it only up to MIXED_CHARS.
+   */
+  appendApart(text: string): void {
+    if (!this.pendingMixed && this.pending.length >= APART_CHARS) this.encodePending();
+    this.pending += text;
+    this.pendingMixed = true;
   }
 
   private encodePending(): void {
     const text = this.pending;
     this.pending = '';
+    this.pendingMixed = false;
+    this.encode(text);
+  }
+
+  private encode(text: string): void {
     if (text.length * MAX_BYTES_PER_UNIT > this.buffer.length - this.used) {
       this.seal();
       if (text.length * MAX_BYTES_PER_UNIT > this.buffer.length) {

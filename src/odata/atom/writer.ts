@@ -15,7 +15,7 @@ import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../m
 import { toXmlText, type EdmValue } from '../edm';
 import { entityPath, type EntityRecord, type WriteContext } from '../entity';
 import { escapeXml, xmlText } from '../xml-escape';
-import { StringSink, type TextSink } from '../text-sink';
+import { NON_ASCII, StringSink, type TextSink } from '../text-sink';
 
 export const ATOM_NS = 'http://www.w3.org/2005/Atom';
 export const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
@@ -67,6 +67,12 @@ interface TypeTemplate {
    * (../../model/compiled-access.ts): the entity's values are read as plain members.
    */
   readonly allProperties: (values: Readonly<Record<string, EdmValue>>) => string;
+  /**
+   * allProperties for a sink that encodes as it goes: appended to `out`, except that a String
+   * element holding text outside ASCII goes to sink.appendApart() (../text-sink.ts says why).
+   * Answers the text not yet given to the sink.
+   */
+  readonly allPropertiesApart: (values: Readonly<Record<string, EdmValue>>, sink: TextSink, out: string) => string;
   readonly navigations: readonly NavigationTemplate[];
   /** Name -> navigation. */
   readonly navigationByName: ReadonlyMap<string, NavigationTemplate>;
@@ -94,6 +100,14 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
       nullElement: `<${tag}${mType} m:null="true" />`,
     };
   });
+  const element = properties.map((p) => (value: EdmValue | undefined) => propertyElement(p, value));
+  const elementOf = (i: number) => `element[${i}](values.${memberSource(type, type.properties[i]!)})`;
+  // Only a String's text can hold characters outside ASCII.
+  const apartSteps = type.properties.map((def, i) =>
+    def.type === 'Edm.String'
+      ? `e = ${elementOf(i)}; if (NON_ASCII.test(e)) { sink.append(out); sink.appendApart(e); out = ''; } else out += e;`
+      : `out += ${elementOf(i)};`,
+  );
   const navigationByName = new Map<string, NavigationTemplate>();
   const navigations = type.navigations.map((def): NavigationTemplate => {
     const linkType = def.many ? 'feed' : 'entry';
@@ -114,10 +128,8 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
     editOpen: `<link rel="edit" title="${escapeXml(type.name)}" href="`,
     category: `<category term="${escapeXml(typeName)}" scheme="${SCHEME}" />`,
     properties,
-    allProperties: compileOver(
-      { element: properties.map((p) => (value: EdmValue | undefined) => propertyElement(p, value)) },
-      `(values) => ${type.properties.length > 0 ? type.properties.map((def, i) => `element[${i}](values.${memberSource(type, def)})`).join(' + ') : "''"}`,
-    ),
+    allProperties: compileOver({ element }, `(values) => ${type.properties.length > 0 ? type.properties.map((_, i) => elementOf(i)).join(' + ') : "''"}`),
+    allPropertiesApart: compileOver({ element, NON_ASCII }, `(values, sink, out) => { let e; ${apartSteps.join(' ')} return out; }`),
     navigations,
     navigationByName,
   };
@@ -215,6 +227,9 @@ function propertyElement(p: PropertyTemplate, value: EdmValue | undefined): stri
 
 type Expanded = EntityRecord | null | readonly EntityRecord[];
 
+const PROPERTIES_OPEN = '<content type="application/xml"><m:properties>';
+const PROPERTIES_CLOSE = '</m:properties></content>';
+
 /**
  * Writes one entry to the sink: its own elements as one string, each m:inline's entries written
  * the same way in between, so no string holds more than one entry's own elements.
@@ -257,13 +272,18 @@ function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string
   }
 
   out += t.category;
-  let props = '';
   const values = rec.values;
+  if (sink.appendApart !== undefined && (!selection || selection.allProperties) && t.properties.length > 0) {
+    out = t.allPropertiesApart(values, sink, out + PROPERTIES_OPEN);
+    sink.append(out + PROPERTIES_CLOSE + '</entry>');
+    return;
+  }
+  let props = '';
   if (!selection || selection.allProperties) props = t.allProperties(values);
   else {
     for (const p of t.properties) if (selection.names.has(p.def.name)) props += propertyElement(p, values[p.def.name]);
   }
-  out += props ? `<content type="application/xml"><m:properties>${props}</m:properties></content>` : '<content type="application/xml" />';
+  out += props ? PROPERTIES_OPEN + props + PROPERTIES_CLOSE : '<content type="application/xml" />';
   sink.append(out + '</entry>');
 }
 

@@ -16,7 +16,7 @@ import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
 import { toJson, type EdmValue } from '../edm';
 import type { EntityRecord, WriteContext } from '../entity';
-import { StringSink, type TextSink } from '../text-sink';
+import { NON_ASCII, StringSink, type TextSink } from '../text-sink';
 
 // ---------------------------------------------------------------------------------------------
 // Per-type constants
@@ -51,6 +51,12 @@ interface TypeInfo {
    * converted by a function of its own type.
    */
   readonly allProperties: (values: Readonly<Record<string, EdmValue>>) => string;
+  /**
+   * allProperties for a sink that encodes as it goes: appended to `out`, except that a String
+   * value outside ASCII goes to sink.appendApart() (../text-sink.ts says why). Answers the text
+   * not yet given to the sink.
+   */
+  readonly allPropertiesApart: (values: Readonly<Record<string, EdmValue>>, sink: TextSink, out: string) => string;
   readonly navigations: readonly NavigationInfo[];
 }
 
@@ -64,7 +70,15 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
       member: `,${JSON.stringify(p.name)}:`,
       text: (v) => toJson(p.type, v === undefined ? null : v),
     }));
-    const terms = type.properties.map((p, i) => `${JSON.stringify(properties[i]!.member)} + json[${i}](values.${memberSource(type, p)})`);
+    const member = (i: number) => JSON.stringify(properties[i]!.member);
+    const value = (i: number) => `json[${i}](values.${memberSource(type, type.properties[i]!)})`;
+    const terms = type.properties.map((_, i) => `${member(i)} + ${value(i)}`);
+    // Only a String's text can hold characters outside ASCII.
+    const apartSteps = type.properties.map((p, i) =>
+      p.type === 'Edm.String'
+        ? `t = ${value(i)}; if (NON_ASCII.test(t)) { sink.append(out + ${member(i)}); sink.appendApart(t); out = ''; } else out += ${member(i)} + t;`
+        : `out += ${member(i)} + ${value(i)};`,
+    );
     info = {
       setPath: `/${type.setName}(`,
       metadataTail: `L)","type":${JSON.stringify(qualifiedName(model, type))}`,
@@ -72,6 +86,10 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
       allProperties: compileOver(
         { json: properties.map((p) => p.text) },
         `(values) => ${terms.length > 0 ? terms.join(' + ') : "''"}`,
+      ),
+      allPropertiesApart: compileOver(
+        { json: properties.map((p) => p.text), NON_ASCII },
+        `(values, sink, out) => { let t; ${apartSteps.join(' ')} return out; }`,
       ),
       navigations: type.navigations.map((nav) => {
         const member = `,${JSON.stringify(nav.name)}:`;
@@ -199,7 +217,7 @@ function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
   let out = '{"__metadata":{"uri":"' + uri + t.metadataTail + (rec.version === undefined ? '}' : ',"etag":"W/\\"' + rec.version.toString() + '\\""}');
   const sel = c.selection;
 
-  if (sel === undefined || sel.star) out += t.allProperties(values);
+  if (sel === undefined || sel.star) out = sink.appendApart === undefined ? out + t.allProperties(values) : t.allPropertiesApart(values, sink, out);
   else {
     for (const p of t.properties) if (sel.whole.has(p.name)) out += p.member + p.text(values[p.name]);
   }
