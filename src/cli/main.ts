@@ -9,6 +9,7 @@ import { loadConfig, ConfigError } from '../config';
 import { ConfigurationError, openStore } from '../store/open';
 import { systemClock } from '../clock';
 import { AccountExistsError, InvalidAccountInputError, UnknownAccountError, createAccount, createToken, revokeTokenReturningAccount } from '../auth/accounts';
+import { applyHeapPolicy } from './heap-policy';
 import { serve } from './serve';
 import { fillDemoAccount, importPlatformFile } from './platform-commands';
 import { DocumentFileError } from '../platform/document-file';
@@ -97,6 +98,7 @@ async function run(argv: string[]): Promise<void> {
   const args = grouped ? rest : argv.slice(1);
   switch (key) {
     case 'serve': {
+      applyHeapPolicy();
       const workers = workerCount(args);
       return workers === undefined ? serve(loadConfig()) : serveWorkers(loadConfig(), workers);
     }
