@@ -47,6 +47,7 @@ export class ChunkedOutput implements TextSink {
     if (!this.pendingMixed && this.pending.length >= APART_CHARS) this.encodePending();
     this.pending += text;
     this.pendingMixed = true;
+    if (this.pending.length >= PENDING_CHARS) this.encodePending();
   }
 
   private encodePending(): void {
