@@ -9,6 +9,7 @@
  *   Edm.Boolean  boolean             Edm.DateTime number (ms since epoch, UTC)
  *   null         null
  */
+import { isoDateTimeText } from './iso-date';
 import type { EdmType } from '../model/types';
 import { quote } from './quote';
 
@@ -170,6 +171,8 @@ export function parseJsonDateTime(text: string): number {
 
 export function formatIsoDateTime(ms: number): string {
   // Atom text without offset, milliseconds only when present (datajs rejects non-Z offsets).
+  const text = isoDateTimeText(ms);
+  if (text !== undefined) return text;
   const iso = new Date(ms).toISOString();
   return iso.endsWith('.000Z') ? iso.slice(0, 19) : iso.slice(0, 23);
 }
