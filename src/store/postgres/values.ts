@@ -82,12 +82,18 @@ export function formatTimestamp(ms: number): string {
   );
 }
 
-/** The `types` option of every connection: exact integers, decimals and UTC times. */
+const parseInt8 = (text: string): bigint => BigInt(text);
+
+/**
+ * The `types` option of every connection: exact integers, decimals and UTC times. node-pg asks
+ * for every column of every result (each FETCH of a cursor too), so the answers are functions
+ * made once, not new closures per column.
+ */
 export const pgTypeParsers = {
   getTypeParser(oid: number, format?: 'text' | 'binary'): (text: string) => unknown {
     switch (oid) {
       case OID.int8:
-        return (text: string) => BigInt(text);
+        return parseInt8;
       case OID.numeric:
         return parseNumeric;
       case OID.timestamp:
