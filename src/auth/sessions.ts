@@ -242,6 +242,18 @@ export class SessionService {
     return new CredentialGuard(claim, accountId, now, now - this.options.idleTimeoutMs);
   }
 
+  /**
+   * A guard's check run on its own, for work that cannot carry it in its transaction (a $batch
+   * part other than its first changeset): nothing if the guard passed already; otherwise the
+   * claim is authenticated (and the session touched) as authenticateClaim() does, and refused
+   * unless it still belongs to the guard's account.
+   */
+  async confirm(guard: CredentialGuard): Promise<void> {
+    if (guard.passed) return;
+    if ((await this.authenticateClaim(guard.claim)) !== guard.accountId) throw new CredentialsRefused();
+    guard.passed = true;
+  }
+
   /** After a guarded read that passed: the session counts as used, as authenticate() counts it. */
   async settle(guard: CredentialGuard): Promise<void> {
     if (!guard.passed || guard.lastSeenAt === undefined) return;

@@ -17,6 +17,7 @@ import { sessionCookieOf } from './auth-endpoints';
 import { serviceRootOf } from './service-root';
 import { serveRequest } from '../service/dispatch';
 import { handleBatch } from '../service/batch/batch';
+import type { BatchCredentials } from '../service/batch/request';
 import { quote } from '../odata/quote';
 import { CredentialGuard, CredentialsRefused, type Claim } from '../auth/sessions';
 import type { QueryOptions } from '../odata/uri/query-options';
@@ -77,8 +78,9 @@ export function publicApiHandler(app: App): Handler {
     // A request of the entity sets whose session this process has met before goes on its claim:
     // its credential check is the first statement of its own read or write (one transaction; on
     // PostgreSQL no round trip of its own). Only the entity sets: their reads and writes are the
-    // only ones that run the check (resources.ts, write.ts); $batch and service operations
-    // authenticate first.
+    // only ones that run the check (resources.ts, write.ts). A $batch goes on its claim too: its
+    // first changeset carries the check, and anything else in it runs after the check passed on
+    // its own (batch.ts). Service operations authenticate first.
     let parsed: ResourcePath | undefined;
     if (claim.accountHint !== undefined && CHECKED_IN_TRANSACTION.has(method)) {
       const guard = app.sessions.guardFor(claim, claim.accountHint);
@@ -87,6 +89,12 @@ export function publicApiHandler(app: App): Handler {
         if (parsed.kind === 'resource') {
           const responder = new CheckedResponder(new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs), guard);
           await serveRequest(requestOf(app, ctx, guard.accountId, method, options, versions, responder, guard), parsed, rest);
+          await app.sessions.settle(guard);
+          return;
+        }
+        if (parsed.kind === 'batch') {
+          const credentials = { guard, confirm: () => app.sessions.confirm(guard) };
+          await serveBatch(app, ctx, guard.accountId, options, new CheckedResponder(new HttpResponder(ctx.res), guard), credentials);
           await app.sessions.settle(guard);
           return;
         }
@@ -100,20 +108,27 @@ export function publicApiHandler(app: App): Handler {
 
     // Resolve and answer (the path as parsed above, when it was).
     const path = parsed ?? parseResourcePath(app.model, rest);
-    if (path.kind === 'batch') {
-      const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
-      const batch = {
-        method: ctx.req.method ?? '',
-        header: (name: string) => headerOf(ctx, name),
-        body: (limit: number) => readBody(ctx.req, limit),
-        responder: new HttpResponder(ctx.res),
-      };
-      // The batch's own version headers stand in for those an inner request does not send.
-      return handleBatch({ app, accountId, clientAddress: ctx.clientAddress, serviceRoot, requestId: ctx.id, log: ctx.log, header: batch.header }, batch, options);
-    }
+    if (path.kind === 'batch') return serveBatch(app, ctx, accountId, options, new HttpResponder(ctx.res), undefined);
     const responder = new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs);
     return serveRequest(requestOf(app, ctx, accountId, method, options, versions, responder, undefined), path, rest);
   };
+}
+
+/** A $batch for `accountId`, claimed only when `credentials` are given (BatchCaller.credentials). */
+function serveBatch(app: App, ctx: RequestContext, accountId: number, options: QueryOptions, responder: Responder, credentials: BatchCredentials | undefined): Promise<void> {
+  const batch = {
+    method: ctx.req.method ?? '',
+    header: (name: string) => headerOf(ctx, name),
+    body: (limit: number) => readBody(ctx.req, limit),
+    responder,
+  };
+  const serviceRoot = serviceRootOf(ctx.req, app.config.publicUrl, app.listenHost());
+  // The batch's own version headers stand in for those an inner request does not send.
+  return handleBatch(
+    { app, accountId, clientAddress: ctx.clientAddress, serviceRoot, requestId: ctx.id, log: ctx.log, header: batch.header, ...(credentials ? { credentials } : {}) },
+    batch,
+    options,
+  );
 }
 
 function requestOf(

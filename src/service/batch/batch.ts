@@ -57,9 +57,14 @@ export async function handleBatch(caller: BatchCaller, request: BatchHttpRequest
 
   const budget = new ResponseBudget(limits.maxBatchResponseBytes);
   const answers: BatchResponsePart[] = [];
-  for (const part of parts) {
+  for (const [index, part] of parts.entries()) {
+    // Only a first changeset may carry the credential check in its own transaction; whatever
+    // runs later, or first but as a query, runs once the check passed.
+    if (index > 0 || part.kind === 'query') await caller.credentials?.confirm();
     answers.push(part.kind === 'query' ? await runQueryPart(caller, part.request, budget) : await runChangeset(caller, part.requests));
   }
+  // A changeset that failed before its transaction ran no check: nothing goes out before one did.
+  await caller.credentials?.confirm();
   caller.app.activity.batch(parts.length, parts.flatMap((part) => (part.kind === 'query' ? [] : [part.requests.length])));
   const written = writeBatchResponse(answers);
   request.responder.send({ status: 202, contentType: written.contentType, body: written.body, version: 1 });

@@ -20,7 +20,7 @@ import { admitRequest } from '../../odata/uri/uri-kind';
 import { deletionScope, type DeletionScope } from '../../store/cascade';
 import type { SqlExecutor } from '../../store/store';
 import { ReadAheadExecutor } from '../../store/read-ahead';
-import { type BatchCaller, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
+import { type BatchCaller, type BatchCredentials, echoableContentId, errorResponseOf, innerODataRequest, responseOf } from './request';
 import { ChangesetLedger, type EntityRef, linkPair } from './ledger';
 import type { ODataRequest, ResourcePathOf } from '../request';
 import { idempotencyKeyOf, once, requestHash } from '../idempotency';
@@ -95,18 +95,35 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
 
   // Nothing to run: no transaction either.
   if (prepared.length === 0) return { kind: 'changeset', responses: [] };
+  const guard = await credentialGuardOf(caller, prepared);
   try {
     const creates = prepared.filter((p) => p.plan?.kind === 'create').length;
-    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds: creates });
+    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds: creates, ...(guard ? { guard } : {}) });
     for (const p of prepared) if (p.target.kind === 'path' && p.target.path.kind === 'operation') auditCommitted(p.request, p.target.path.operation);
     return { kind: 'changeset', responses };
   } catch (error) {
+    // Nothing ran before the credential check: whatever failed is the whole batch's answer, a
+    // 401 unless the credentials hold (publicapi.ts), never a part for a stranger to read.
+    if (guard !== undefined && !guard.passed) throw error;
     if (error instanceof OperationFailed) return failed(caller, error.inner, error.reason);
     // The transaction itself failed (COMMIT, say): nothing of the changeset was kept. A fault,
     // logged and answered in the format of the first operation, which names no single one.
     const { contentId: _unnamed, ...first } = requests[0]!;
     return failed(caller, first, error);
   }
+}
+
+/**
+ * The credential check the changeset's transaction carries, when the batch came on a claim whose
+ * check has not passed yet: only if every operation writes the entity sets, whose writes run
+ * nothing before their transaction's first statement. A service operation is confirmed first.
+ */
+async function credentialGuardOf(caller: BatchCaller, prepared: readonly PreparedOperation[]): Promise<BatchCredentials['guard'] | undefined> {
+  const credentials = caller.credentials;
+  if (credentials === undefined || credentials.guard.passed) return undefined;
+  if (prepared.every((p) => p.plan !== undefined)) return credentials.guard;
+  await credentials.confirm();
+  return undefined;
 }
 
 /** The single error part that answers a failed changeset in place of its nested multipart. */

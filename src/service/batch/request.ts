@@ -11,6 +11,7 @@ import { badRequest, ODataError, type ErrorFormat } from '../../odata/errors';
 import { errorFormatOf, readVersionHeaders, type HeaderLookup, type VersionHeaders } from '../../odata/negotiate';
 import { parseQueryOptions } from '../../odata/uri/query-options';
 import { tooLarge, type ODataRequest } from '../request';
+import type { ReadGuard } from '../../store/store';
 import { BufferedResponder, type Responder } from '../responder';
 import { answerableError, errorReply } from '../error-reply';
 
@@ -27,6 +28,18 @@ export interface BatchCaller {
   readonly log: Logger;
   /** A header of the batch request itself, by lower-case name. */
   readonly header: HeaderLookup;
+  /**
+   * When set, accountId is only claimed (as ODataRequest.credentialGuard): the batch's first
+   * changeset carries `guard` as the first statement of its own transaction when it can, and
+   * `confirm()` runs the check on its own, unless it passed, before any other part and before
+   * the answer goes out.
+   */
+  readonly credentials?: BatchCredentials;
+}
+
+export interface BatchCredentials {
+  readonly guard: ReadGuard & { readonly passed: boolean };
+  confirm(): Promise<void>;
 }
 
 const VERSION_HEADERS = new Set(['dataserviceversion', 'maxdataserviceversion', 'mindataserviceversion']);
