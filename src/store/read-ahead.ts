@@ -31,10 +31,7 @@ export class ReadAheadExecutor implements SqlExecutor {
   /** Kept answers: per statement text, per account and key, the row (or null: no such row). */
   private readonly kept = new Map<string, Map<string, readonly unknown[] | null>>();
 
-  constructor(
-    /** The transaction's own executor. */
-    readonly inner: SqlExecutor,
-  ) {}
+  constructor(private readonly inner: SqlExecutor) {}
 
   /**
    * Keeps the answers of `statement` (params: account, key) for these keys, read in one

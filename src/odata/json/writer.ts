@@ -70,6 +70,7 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
       member: `,${JSON.stringify(p.name)}:`,
       text: (v) => toJson(p.type, v === undefined ? null : v),
     }));
+    const json = properties.map((p) => p.text);
     const member = (i: number) => JSON.stringify(properties[i]!.member);
     const value = (i: number) => `json[${i}](values.${memberSource(type, type.properties[i]!)})`;
     const terms = type.properties.map((_, i) => `${member(i)} + ${value(i)}`);
@@ -84,11 +85,11 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
       metadataTail: `L)","type":${JSON.stringify(qualifiedName(model, type))}`,
       properties,
       allProperties: compileOver(
-        { json: properties.map((p) => p.text) },
+        { json },
         `(values) => ${terms.length > 0 ? terms.join(' + ') : "''"}`,
       ),
       allPropertiesApart: compileOver(
-        { json: properties.map((p) => p.text), NON_ASCII },
+        { json, NON_ASCII },
         `(values, sink, out) => { let t; ${apartSteps.join(' ')} return out; }`,
       ),
       navigations: type.navigations.map((nav) => {

@@ -289,6 +289,14 @@ function openExecutor(file: string, mmapBytes: number): { db: Database.Database;
   return { db, executor: new ConnectionExecutor(db) };
 }
 
+/** fn, with the guard's check as the first statement of its transaction (ReadGuard, WriteOptions.guard). */
+function checkedFirst<T>(guard: ReadGuard, fn: (tx: SqlExecutor) => Promise<T>): (tx: SqlExecutor) => Promise<T> {
+  return async (tx) => {
+    guard.check(await tx.get(guard.sql, guard.params));
+    return fn(tx);
+  };
+}
+
 export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
   readonly codec = sqliteCodec;
@@ -317,22 +325,13 @@ export class SqliteStore implements Store {
 
   read<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T> {
     // Every statement is scoped by account_id itself; SQLite has no second fence to set.
-    if (!guard) return this.readers.snapshot(fn);
-    return this.readers.snapshot(async (c) => {
-      guard.check(await c.get(guard.sql, guard.params));
-      return fn(c);
-    });
+    return this.readers.snapshot(guard ? checkedFirst(guard, fn) : fn);
   }
 
   /** WriteOptions.newIds: SQLite's id sequence is a row of its own database, as cheap to ask as to keep. */
   write<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, options: WriteOptions = {}): Promise<T> {
-    const guard = options.guard;
-    if (!guard) return this.enqueue(fn);
     // In the job's own savepoint: a refused check fails this write alone.
-    return this.enqueue(async (tx) => {
-      guard.check(await tx.get(guard.sql, guard.params));
-      return fn(tx);
-    });
+    return this.enqueue(options.guard ? checkedFirst(options.guard, fn) : fn);
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
