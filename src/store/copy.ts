@@ -207,6 +207,10 @@ export async function copyDatabase(options: CopyOptions): Promise<TableCopy[]> {
     }
     if (mismatches.length) throw new CopyError(`The copy does not match its source, so nothing was kept:\n${mismatches.join('\n')}`);
     await client.query('COMMIT');
+    // A new database has no statistics until autovacuum's first pass (within a minute or so):
+    // until then the planner takes `account_id = …` for a small part of any table and may scan a
+    // whole account for one row. The copy wrote every row, so it gathers them now.
+    await client.query(`ANALYZE ${tables.map((t) => quote(t.name)).join(', ')}`);
     return copied;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -13,6 +13,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import pg from 'pg';
 import { asSeller, newSeller, startLive, tempDatabaseFile, type LiveService, type Seller } from '../support/live-service';
 import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
 import { CATALOGUE_BIN } from '../support/serve-process';
@@ -108,6 +109,22 @@ describe('catalogue copy from SQLite to PostgreSQL', { skip: testEngine !== 'pos
     assert.ok(rows.sales_order_history! > 0);
     assert.equal(rows.idempotency_keys, 1);
     for (const l of lines) assert.match(l.sha256, /^[0-9a-f]{64}$/);
+  });
+
+  test('the copied tables have statistics: the planner knows their sizes from the first request on', async () => {
+    const client = new pg.Client({ connectionString: target.ownerUrl ?? target.url });
+    await client.connect();
+    try {
+      const tables = buildSchema(model).filter((t) => t.name !== 'id_sequence').map((t) => t.name);
+      // reltuples is -1 until a table is first analyzed (PostgreSQL 14 and later).
+      const stats = await client.query<{ table: string; reltuples: number }>(`SELECT relname AS table, reltuples FROM pg_class WHERE relname = ANY($1) AND relkind = 'r'`, [tables]);
+      assert.equal(stats.rows.length, tables.length);
+      assert.deepEqual(stats.rows.filter((r) => r.reltuples < 0).map((r) => r.table), []);
+      const products = stats.rows.find((r) => r.table === 'products')!;
+      assert.ok(products.reltuples >= ACCOUNTS * 50, `products: ${products.reltuples}`);
+    } finally {
+      await client.end();
+    }
   });
 
   describe('the service on the copy', () => {
