@@ -199,6 +199,30 @@ describe(`the ${testEngine} dialect`, () => {
     assert.deepEqual(found.map((r) => store.codec.decode('Edm.Int64', r.id)), [5n, 7n]);
   });
 
+  test('a list of values of each type matches exactly the rows holding one of them, whatever the text holds', async () => {
+    const { dialect, codec } = store;
+    /** The members of `candidates` that `inValues` finds in `list`. */
+    const matching = async (type: ExprType & EdmType, candidates: readonly EdmValue[], list: readonly EdmValue[]): Promise<EdmValue[]> => {
+      const rows = candidates.map((_, i) => `SELECT ${i} AS n, ${dialect.typed(type, '?')} AS v`).join(' UNION ALL ');
+      const sql = `SELECT n FROM (${rows}) t WHERE ${dialect.inValues('t.v', type, list.length)} ORDER BY n`;
+      const params = [...candidates.map((v) => codec.encode(type, v)), ...dialect.valuesParams(list.map((v) => codec.encode(type, v)))];
+      const found = await store.read(1, (tx) => tx.all<{ n: unknown }>(sql, params));
+      return found.map((r) => candidates[Number(r.n)]!);
+    };
+    // Text that an array literal must quote: quotes, backslashes, braces, commas, spaces, NULL.
+    const awkward = ['a"b', 'c\\d', '{x,y}', ' lead', 'trail ', 'NULL', '', 'Köln 🚚', 'plain'];
+    assert.deepEqual(await matching('Edm.String', [...awkward, 'other', 'null', 'A"B'], awkward.slice(0, -1)), awkward.slice(0, -1));
+    assert.deepEqual(await matching('Edm.Int64', [9007199254740993n, -1n, 0n, 5n], [9007199254740993n, 0n, 7n]), [9007199254740993n, 0n]);
+    assert.deepEqual(await matching('Edm.Int32', [1, 2, 3], [3, 1]), [1, 3]);
+    assert.deepEqual(await matching('Edm.Decimal', ['19.99', '20', '-0.5'], ['19.990000', '-0.5']), ['19.99', '-0.5']);
+    assert.deepEqual(await matching('Edm.Boolean', [true, false], [false]), [false]);
+    const t1 = Date.parse('2026-11-20T09:00:00.123Z');
+    const t2 = Date.parse('1969-12-31T23:59:59Z');
+    assert.deepEqual(await matching('Edm.DateTime', [t1, t2, t1 + 1], [t2, t1]), [t1, t2]);
+    // A null in the list matches nothing, as `= null` matches nothing.
+    assert.deepEqual(await matching('Edm.String', ['a', null], ['a', null]), ['a']);
+  });
+
   test('a value out of range in an expression is recognised as the expression\'s fault (400), not a fault of the service', async () => {
     const error = await arith('add', 'Edm.Int64', i64(9223372036854775807n), i64(1n)).then(
       () => undefined,

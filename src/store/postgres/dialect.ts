@@ -13,7 +13,8 @@
  *   expression at fault and are answered 400, never 500.
  */
 import type { ExprType, FunctionName } from '../../odata/expr/ast';
-import { DIVISION_BY_ZERO, type NumericType, type SqlDialect } from '../sql/dialect';
+import { DIVISION_BY_ZERO, type NumericType, type SqlDialect, type SqlValue } from '../sql/dialect';
+import { PLANNED_PER_EXECUTION } from './statements';
 
 /** The ICU root collation; the migration checks that the server has it. */
 export const CASE_MAPPING_COLLATION = 'und-x-icu';
@@ -29,6 +30,11 @@ const paramCast: Record<ExprType, string> = {
   // `null eq null`: the parameter needs some type, and text compares with anything that is null.
   Null: 'text',
 };
+
+/** PostgreSQL's text form of an array: every element quoted, `"` and `\` escaped, NULL bare. */
+export function arrayLiteral(values: readonly SqlValue[]): string {
+  return `{${values.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+}
 
 const TRIMMED = `' ' || chr(9) || chr(10) || chr(13)`;
 const caseMapped = (fn: 'lower' | 'upper', x: string) => `(${fn}((${x}) COLLATE "${CASE_MAPPING_COLLATION}") COLLATE "C")`;
@@ -94,6 +100,14 @@ export const pgDialect: SqlDialect = {
   inIds: (column, placeholder) => `${column} = ANY(CAST(${placeholder} AS bigint[]))`,
   // An array literal: the ids are integers, so they need no quoting.
   idsParam: (ids) => `{${ids.join(',')}}`,
+  // One array parameter, not a placeholder per value. A list of n placeholders is another
+  // statement for every n, prepared anew on each connection; and once a connection's plan for one
+  // goes generic, PostgreSQL compares every row of the account with each parameter in turn (only
+  // a list of constants is hashed): 125 ms for 600 values among 6,000 rows. The generic plan of
+  // `= ANY(array)` probes the property's index once per value.
+  inValues: (column, type) => `${column} = ANY(CAST(? AS ${paramCast[type]}[]))`,
+  valuesParams: (values) => [arrayLiteral(values)],
+  plannedPerExecution: (sql) => PLANNED_PER_EXECUTION + sql,
   trueSql: 'TRUE',
   falseSql: 'FALSE',
   isNotDistinct: (a, b) => `(${a} IS NOT DISTINCT FROM ${b})`,

@@ -56,7 +56,7 @@ export class ConnectionExecutor implements SqlExecutor {
   private send(sql: string, params: readonly SqlValue[], asArrays: boolean): Promise<QueryResult> {
     const rowMode = asArrays ? { rowMode: 'array' } : {};
     const p = prepared(sql);
-    if (!this.statements) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
+    if (!this.statements || p.perExecution) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
     this.statements.use(p);
     return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...rowMode });
   }

@@ -17,7 +17,18 @@ export interface Prepared {
   /** The SQL with numbered placeholders. */
   readonly text: string;
   readonly name: string;
+  /** Sent unnamed, planned for the values of each execution (PLANNED_PER_EXECUTION). */
+  readonly perExecution: boolean;
 }
+
+/**
+ * The start of a statement that is never prepared. A connection's prepared statement switches to
+ * a generic plan after five executions and keeps it for as long as the connection lives. Where
+ * that plan was made for a table with few rows and no statistics (a new account's first
+ * import), it may scan the whole account for every value of a list, long after the table has
+ * grown. Planned for its values each time, the statement costs a plan per execution instead.
+ */
+export const PLANNED_PER_EXECUTION = '/* planned per execution */ ';
 
 /** Translations are the same for every connection: one shared, bounded cache. */
 const translations = new LRUCache<string, Prepared>({ max: 2000 });
@@ -25,7 +36,7 @@ const translations = new LRUCache<string, Prepared>({ max: 2000 });
 export function prepared(sql: string): Prepared {
   let p = translations.get(sql);
   if (!p) {
-    p = { text: numberPlaceholders(sql), name: 's' + createHash('sha1').update(sql).digest('hex').slice(0, 30) };
+    p = { text: numberPlaceholders(sql), name: 's' + createHash('sha1').update(sql).digest('hex').slice(0, 30), perExecution: sql.startsWith(PLANNED_PER_EXECUTION) };
     translations.set(sql, p);
   }
   return p;

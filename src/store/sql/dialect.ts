@@ -47,6 +47,14 @@ export interface SqlDialect {
   inIds(column: string, placeholder: string): string;
   /** The value of that parameter. */
   idsParam(ids: readonly bigint[]): SqlValue;
+  /**
+   * `<column> IN <count values of type>`, for a lookup by many values of one property
+   * (EntityStore.findWhereAny), with `?` placeholders; valuesParams binds the values to them.
+   */
+  inValues(column: string, type: ExprType, count: number): string;
+  valuesParams(values: readonly SqlValue[]): SqlValue[];
+  /** The statement, marked to be planned for the values of each execution where an engine can. */
+  plannedPerExecution(sql: string): string;
   /** SQL for true and false as values of a Boolean expression. */
   readonly trueSql: string;
   readonly falseSql: string;

@@ -71,6 +71,10 @@ export const sqliteDialect: SqlDialect = {
   typed: (_type, placeholder) => placeholder,
   inIds: (column, placeholder) => `${column} IN (SELECT value FROM json_each(${placeholder}))`,
   idsParam: (ids) => `[${ids.join(',')}]`,
+  inValues: (column, _type, count) => `${column} IN (${Array.from({ length: count }, () => '?').join(', ')})`,
+  valuesParams: (values) => [...values],
+  // SQLite plans a statement once, without looking at the values bound.
+  plannedPerExecution: (sql) => sql,
   trueSql: '1',
   falseSql: '0',
   isNotDistinct: (a, b) => `(${a} IS ${b})`,
