@@ -6,6 +6,7 @@
 import { compileOver, memberSource } from '../model/compiled-access';
 import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDef, ThroughEntityRelation, UniqueKey } from '../model/types';
 import type { EdmValue } from '../odata/edm';
+import type { ExprType } from '../odata/expr/ast';
 import { compareIds, entityId, type EntityRecord } from '../odata/entity';
 import type { SqlExecutor, SqlValue, Store, ValueCodec } from './store';
 import { ReadAheadExecutor } from './read-ahead';
@@ -88,22 +89,13 @@ function rowsPerInsert(type: EntityTypeDef): number {
   return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_BOUND_VALUES / (type.properties.length + keyedProperties(type).length + 1))));
 }
 
-const multiRowInsertCache = new WeakMap<EntityTypeDef, Map<number, string>>();
-
-/** INSERT of `rows` rows of a type, in insert()'s column order. */
-function multiRowInsert(type: EntityTypeDef, rows: number): string {
-  let byCount = multiRowInsertCache.get(type);
-  if (!byCount) multiRowInsertCache.set(type, (byCount = new Map()));
-  let sql = byCount.get(rows);
-  if (!sql) {
-    const keyed = keyedProperties(type);
-    const tuple = `(?, ${[...type.properties, ...keyed].map(() => '?').join(', ')})`;
-    const columns = [...type.properties.map((p) => q(p.column)), ...keyed.map((p) => q(comparisonKeyColumn(p)!))];
-    sql = `INSERT INTO ${q(type.table)} (account_id, ${columns.join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
-    // Only the full size and a few remainders are kept: the remainders vary from call to call.
-    if (byCount.size < 16) byCount.set(rows, sql);
-  }
-  return sql;
+/** The columns insertMany() writes, in its order, with the type each binds as. */
+function insertColumns(type: EntityTypeDef): { readonly names: readonly string[]; readonly types: readonly ExprType[] } {
+  const keyed = keyedProperties(type);
+  return {
+    names: ['account_id', ...type.properties.map((p) => q(p.column)), ...keyed.map((p) => q(comparisonKeyColumn(p)!))],
+    types: ['Edm.Int64', ...type.properties.map((p) => p.type), ...keyed.map((): ExprType => 'Edm.String')],
+  };
 }
 
 /** A query for the entities a navigation leads to from one source entity. */
@@ -145,6 +137,8 @@ export class EntityStore {
   private readonly rowDecoders = new Map<EntityTypeDef, RowDecoder>();
   /** Per type, the byId statement for a list of ids (byIdsStatement). */
   private readonly byIdsSql = new Map<EntityTypeDef, string>();
+  /** Per type, insertMany()'s statements by their number of rows (the full size and a few remainders). */
+  private readonly insertRowsSql = new Map<EntityTypeDef, Map<number, string>>();
   /** UPDATE statements per type, by the columns they set. */
   private readonly updateSqlCache = new Map<EntityTypeDef, Map<string, { sql: string; keyed: readonly PropertyDef[] }>>();
 
@@ -305,6 +299,7 @@ export class EntityStore {
    */
   async insertMany(tx: SqlExecutor, accountId: number, type: EntityTypeDef, rows: readonly Readonly<Record<string, EdmValue>>[]): Promise<void> {
     const perInsert = rowsPerInsert(type);
+    const columnCount = 1 + type.properties.length + keyedProperties(type).length;
     for (let start = 0; start < rows.length; start += perInsert) {
       const chunk = rows.slice(start, start + perInsert);
       const params: SqlValue[] = [];
@@ -314,13 +309,27 @@ export class EntityStore {
         for (const p of keyedProperties(type)) params.push(keyOf(values[p.name]));
       }
       try {
-        await tx.run(multiRowInsert(type, chunk.length), params);
+        await tx.run(this.insertRowsStatement(type, chunk.length), this.store.dialect.rowsParams(params, columnCount));
       } catch (error) {
         // Callers check the unique keys first; should a key still collide, the answer names it
         // (with a row of the chunk that collides within it, where one does).
         throw uniqueKeyViolationOf(type, error, this.collidingRow(type, error, chunk) ?? chunk[0]!) ?? error;
       }
     }
+  }
+
+  /** INSERT of `rows` rows of a type, in insertColumns() order. */
+  private insertRowsStatement(type: EntityTypeDef, rows: number): string {
+    let byCount = this.insertRowsSql.get(type);
+    if (!byCount) this.insertRowsSql.set(type, (byCount = new Map()));
+    let sql = byCount.get(rows);
+    if (!sql) {
+      const columns = insertColumns(type);
+      sql = this.store.dialect.insertRows(q(type.table), columns.names, columns.types, rows);
+      // Only the full size and a few remainders are kept: the remainders vary from call to call.
+      if (byCount.size < 16) byCount.set(rows, sql);
+    }
+    return sql;
   }
 
   /** A row of `rows` whose violated unique key another row of `rows` also holds. */

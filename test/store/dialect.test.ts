@@ -41,6 +41,12 @@ async function evaluate(resultType: EdmType, render: (columns: string[]) => stri
   return codec.decode(resultType, row!.v);
 }
 
+/** Column types as each engine's schema stores the Edm types (the ddl.ts of src/store/sqlite and src/store/postgres). */
+const SQL_TYPES: Record<'Edm.Int64' | 'Edm.String' | 'Edm.Decimal' | 'Edm.DateTime' | 'Edm.Boolean' | 'Edm.Int32', string> =
+  testEngine === 'postgres'
+    ? { 'Edm.Int64': 'bigint', 'Edm.String': 'text', 'Edm.Decimal': 'numeric(18,6)', 'Edm.DateTime': 'timestamp(3)', 'Edm.Boolean': 'boolean', 'Edm.Int32': 'integer' }
+    : { 'Edm.Int64': 'INTEGER', 'Edm.String': 'TEXT', 'Edm.Decimal': 'INTEGER', 'Edm.DateTime': 'INTEGER', 'Edm.Boolean': 'INTEGER', 'Edm.Int32': 'INTEGER' };
+
 const str = (v: string | null): Arg => ['Edm.String', v];
 const i32 = (v: number | null): Arg => ['Edm.Int32', v];
 const i64 = (v: bigint | null): Arg => ['Edm.Int64', v];
@@ -221,6 +227,32 @@ describe(`the ${testEngine} dialect`, () => {
     assert.deepEqual(await matching('Edm.DateTime', [t1, t2, t1 + 1], [t2, t1]), [t1, t2]);
     // A null in the list matches nothing, as `= null` matches nothing.
     assert.deepEqual(await matching('Edm.String', ['a', null], ['a', null]), ['a']);
+  });
+
+  test('many rows inserted by one statement come back exactly, every type, awkward text and nulls included', async () => {
+    const { dialect, codec } = store;
+    const types: (ExprType & EdmType)[] = ['Edm.Int64', 'Edm.String', 'Edm.Decimal', 'Edm.DateTime', 'Edm.Boolean', 'Edm.Int32'];
+    const rows: EdmValue[][] = [
+      [9007199254740993n, 'a"b\\c {x,y} NULL', '19.99', Date.parse('2026-11-20T09:00:00.123Z'), true, -5],
+      [-1n, '', '-0.000001', Date.parse('1969-12-31T23:59:59Z'), false, 2147483647],
+      [0n, 'NULL', '0', Date.parse('2000-02-29T00:00:00Z'), true, 0],
+      [7n, null, null, null, null, null],
+      [8n, 'Köln 🚚 \t\n', '12345.123456', Date.parse('2026-01-01T00:00:00Z'), false, 1],
+    ];
+    const columns = types.map((_, i) => `c${i}`);
+    const read = await store.write(1, async (tx) => {
+      await tx.run(`CREATE TEMP TABLE inserted (${columns.map((c, i) => `${c} ${SQL_TYPES[types[i] as keyof typeof SQL_TYPES]}`).join(', ')})`);
+      const values = rows.flatMap((row) => row.map((v, i) => codec.encode(types[i]!, v)));
+      await tx.run(dialect.insertRows('inserted', columns, types, rows.length), dialect.rowsParams(values, columns.length));
+      const back = await tx.rows(`SELECT ${columns.join(', ')} FROM inserted ORDER BY c0`);
+      await tx.run('DROP TABLE inserted');
+      return back;
+    });
+    const decoded = read.map((row) => row.map((v, i) => codec.decode(types[i]!, v)));
+    const expected = [...rows].sort((a, b) => (a[0]! < b[0]! ? -1 : 1));
+    // Decimals come back in the engine's scale: compare them as numbers of millionths.
+    const millionths = (v: EdmValue) => (v === null ? null : Math.round(Number(v) * 1e6));
+    assert.deepEqual(decoded.map((r) => r.map((v, i) => (i === 2 ? millionths(v) : v))), expected.map((r) => r.map((v, i) => (i === 2 ? millionths(v) : v))));
   });
 
   test('a value out of range in an expression is recognised as the expression\'s fault (400), not a fault of the service', async () => {

@@ -31,10 +31,27 @@ const paramCast: Record<ExprType, string> = {
   Null: 'text',
 };
 
-/** PostgreSQL's text form of an array: every element quoted, `"` and `\` escaped, NULL bare. */
-export function arrayLiteral(values: readonly SqlValue[]): string {
-  return `{${values.map((v) => (v === null ? 'NULL' : `"${String(v).replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+/**
+ * PostgreSQL's text form of an array: every element quoted, `"` and `\` escaped, NULL bare. Of
+ * `values` it takes every `stride`th from `start` (one column of rows given row after row).
+ */
+export function arrayLiteral(values: readonly SqlValue[], start = 0, stride = 1): string {
+  let text = '{';
+  for (let i = start; i < values.length; i += stride) {
+    const value = values[i];
+    if (i !== start) text += ',';
+    if (value === null || value === undefined) {
+      text += 'NULL';
+      continue;
+    }
+    const s = String(value);
+    text += NEEDS_ESCAPE.test(s) ? `"${s.replace(ESCAPED, '\\$&')}"` : `"${s}"`;
+  }
+  return text + '}';
 }
+
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPED = /["\\]/g;
 
 const TRIMMED = `' ' || chr(9) || chr(10) || chr(13)`;
 const caseMapped = (fn: 'lower' | 'upper', x: string) => `(${fn}((${x}) COLLATE "${CASE_MAPPING_COLLATION}") COLLATE "C")`;
@@ -108,6 +125,12 @@ export const pgDialect: SqlDialect = {
   inValues: (column, type) => `${column} = ANY(CAST(? AS ${paramCast[type]}[]))`,
   valuesParams: (values) => [arrayLiteral(values)],
   plannedPerExecution: (sql) => PLANNED_PER_EXECUTION + sql,
+  // One array per column, not a placeholder per value: node-pg prepared and sent each of a
+  // chunk's 13,800 values on its own, and PostgreSQL bound each; an array is one parameter.
+  // The text is also the same for every number of rows, so it is prepared once per connection.
+  insertRows: (table, columns, types) =>
+    `INSERT INTO ${table} (${columns.join(', ')}) SELECT * FROM unnest(${types.map((type) => `CAST(? AS ${paramCast[type]}[])`).join(', ')})`,
+  rowsParams: (values, columnCount) => Array.from({ length: columnCount }, (_, column) => arrayLiteral(values, column, columnCount)),
   trueSql: 'TRUE',
   falseSql: 'FALSE',
   isNotDistinct: (a, b) => `(${a} IS NOT DISTINCT FROM ${b})`,

@@ -53,6 +53,12 @@ export interface SqlDialect {
    */
   inValues(column: string, type: ExprType, count: number): string;
   valuesParams(values: readonly SqlValue[]): SqlValue[];
+  /**
+   * An INSERT of `rows` rows into `table`'s `columns` (of `types`), with `?` placeholders;
+   * rowsParams binds to them the rows' values, given row after row in column order.
+   */
+  insertRows(table: string, columns: readonly string[], types: readonly ExprType[], rows: number): string;
+  rowsParams(values: readonly SqlValue[], columnCount: number): SqlValue[];
   /** The statement, marked to be planned for the values of each execution where an engine can. */
   plannedPerExecution(sql: string): string;
   /** SQL for true and false as values of a Boolean expression. */

@@ -73,6 +73,11 @@ export const sqliteDialect: SqlDialect = {
   idsParam: (ids) => `[${ids.join(',')}]`,
   inValues: (column, _type, count) => `${column} IN (${Array.from({ length: count }, () => '?').join(', ')})`,
   valuesParams: (values) => [...values],
+  insertRows: (table, columns, _types, rows) => {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
+  },
+  rowsParams: (values) => [...values],
   // SQLite plans a statement once, without looking at the values bound.
   plannedPerExecution: (sql) => sql,
   trueSql: '1',
