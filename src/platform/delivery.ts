@@ -27,26 +27,35 @@ export interface Delivery extends RowDelivery {
   readonly writes: CatalogueWrites;
 }
 
+/** Ids drawn at most at once. */
+const MAX_BLOCK = 4096;
+
 /**
- * Ids for the rows of many documents in one transaction, drawn from the id sequence in growing
- * blocks (8, 16, … 256): one statement for many rows instead of one each. Ids a block leaves
- * unused are gaps in the sequence, as a rolled-back insert leaves.
+ * Ids for the rows of many documents in one transaction, drawn from the id sequence in blocks:
+ * one statement for many rows instead of one each. The first block is as large as the caller
+ * expects to need, each further one twice the one before. Ids a block leaves unused are gaps in
+ * the sequence, as a rolled-back insert leaves.
  */
 export class IdBlock {
   private ids: bigint[] = [];
-  private size = 8;
+  private taken = 0;
+  private size: number;
 
   constructor(
     private readonly store: RowDelivery['entities']['store'],
     private readonly tx: RowDelivery['tx'],
-  ) {}
+    expected: number,
+  ) {
+    this.size = Math.max(8, Math.min(MAX_BLOCK, Math.ceil(expected)));
+  }
 
   async next(): Promise<bigint> {
-    if (this.ids.length === 0) {
+    if (this.taken === this.ids.length) {
       this.ids = await this.store.nextIds(this.tx, this.size);
-      this.size = Math.min(this.size * 2, 256);
+      this.taken = 0;
+      this.size = Math.min(this.size * 2, MAX_BLOCK);
     }
-    return this.ids.shift()!;
+    return this.ids[this.taken++]!;
   }
 }
 

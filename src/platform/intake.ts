@@ -66,7 +66,7 @@ export class PlatformIntake {
     const { store, entities, model, clock } = this.services;
     return store.write(accountId, async (tx) => {
       const outcomes: DeliveryOutcome[] = [];
-      const ids = new IdBlock(store, tx);
+      const ids = new IdBlock(store, tx, docs.reduce((n, doc) => n + rowsExpectedOf(doc), 0));
       let rows: BufferedRows | undefined;
       if (asSet) {
         rows = new BufferedRows(entities, model);
@@ -94,6 +94,15 @@ export class PlatformIntake {
   deliver(accountId: number, body: unknown): Promise<DeliveryOutcome> {
     return this.apply(accountId, this.validate(body));
   }
+}
+
+/**
+ * New rows a document may insert: an order its buyer, two addresses, itself and its items; a
+ * listing itself and its items; an event at most one. A guess for drawing ids ahead, never a limit.
+ */
+function rowsExpectedOf(doc: PlatformDocument): number {
+  const items = (doc.body.SalesOrderItems ?? doc.body.ListingItems) as readonly unknown[] | undefined;
+  return (doc.kind === 'order' ? 4 : 1) + (Array.isArray(items) ? items.length : 0);
 }
 
 /** The document at `index` of an applyAll() failed with `cause`; nothing of the call was stored. */
