@@ -13,8 +13,9 @@ import { InvalidAccountInputError } from '../auth/accounts';
 import { isPostgresUrl, sqliteFileOf } from '../store/open';
 import type { Store } from '../store/store';
 import { BackupError, backupSqlite, restoreSqlite, type CopyReport } from '../store/sqlite/backup';
+import { logTime } from '../server/log-time';
 
-const auditLog = pino({ level: process.env.LOG_LEVEL || 'info', base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
+const auditLog = pino({ level: process.env.LOG_LEVEL || 'info', base: undefined, timestamp: logTime }, pino.destination(2));
 
 /** An audit event of the command line: where it came from is this machine's operator. */
 export function cliAudit(event: AuditEvent, fields: Record<string, unknown>): void {

@@ -25,6 +25,7 @@ import { CONSOLE_PATH, consoleHandler } from '../console/handler';
 import { startHousekeeping } from './housekeeping';
 import { noActivity } from '../auth/activity';
 import { setUpMetrics } from './metrics-setup';
+import { logTime } from './log-time';
 
 export interface RunningService {
   readonly app: App;
@@ -40,7 +41,7 @@ export interface StartOptions {
 }
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  return pino({ level: config.logLevel, base: undefined, timestamp: logTime });
 }
 
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
