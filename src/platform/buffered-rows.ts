@@ -94,7 +94,9 @@ export class BufferedRows implements RowAccess {
   }
 
   async insert(_tx: SqlExecutor, _accountId: number, type: EntityTypeDef, values: Readonly<Record<string, EdmValue>>): Promise<void> {
-    const row: HeldRow = { type, values: { ...values }, version: 1n, inserted: { ...values } };
+    // One copy serves both: update() replaces `values` with a new object, never changes it.
+    const copy = { ...values };
+    const row: HeldRow = { type, values: copy, version: 1n, inserted: copy };
     const id = idOf(row);
     this.rowsOf(type).set(id, row);
     this.indexRow(row);

@@ -8,6 +8,7 @@ import type { CatalogueWrites } from '../catalogue/writes';
 import type { OrderScope } from '../catalogue/order-history';
 import type { EntityStore } from '../store/entities';
 import { defaultOf } from '../catalogue/values';
+import { compileOver, memberSource } from '../model/compiled-access';
 import type { EntityTypeDef } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
@@ -87,14 +88,31 @@ export function newId(d: RowDelivery): Promise<bigint> {
 
 /** A new row as insertRow() stores it: the given values, the model's defaults for the rest, dates at the delivery's time. */
 export function newRow(d: RowDelivery, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Record<string, EdmValue> {
-  const row: Record<string, EdmValue> = {};
-  for (const p of type.properties) {
-    if (p.access === 'key') row[p.name] = id;
-    else if (Object.prototype.hasOwnProperty.call(values, p.name)) row[p.name] = values[p.name]!;
-    else if (p.timestamp) row[p.name] = d.now;
-    else row[p.name] = defaultOf(p);
-  }
-  return row;
+  let make = rowMakers.get(type);
+  if (!make) rowMakers.set(type, (make = rowMaker(type)));
+  return make(id, values, d.now);
+}
+
+type RowMaker = (id: bigint, values: Readonly<Record<string, EdmValue>>, now: number) => Record<string, EdmValue>;
+
+const rowMakers = new WeakMap<EntityTypeDef, RowMaker>();
+
+/**
+ * newRow() of one type, compiled into one object literal in model order (../model/compiled-access.ts):
+ * built in a loop with computed names, an order import's rows were slow to make, and slow again
+ * at every later copy and read of them.
+ */
+function rowMaker(type: EntityTypeDef): RowMaker {
+  const members = type.properties.map((p, i) => {
+    const name = memberSource(type, p);
+    if (p.access === 'key') return `${name}: id`;
+    const otherwise = p.timestamp ? 'now' : `defaults[${i}]`;
+    return `${name}: hasOwn(values, '${name}') ? values.${name} : ${otherwise}`;
+  });
+  return compileOver<RowMaker>(
+    { defaults: type.properties.map((p) => defaultOf(p)), hasOwn: (o: object, name: string) => Object.prototype.hasOwnProperty.call(o, name) },
+    `(id, values, now) => ({ ${members.join(', ')} })`,
+  );
 }
 
 /** Inserts a row (newRow) under a new id, or under `id` when the caller drew it already; its id. */
