@@ -76,7 +76,10 @@ export class TreeRows implements RuleRows {
     }
   }
 
-  /** Writes every fresh row, parents before children, in one multi-row INSERT per depth and type. */
+  /**
+   * Writes every fresh row, parents before children, in one multi-row INSERT per depth and type,
+   * all sent at once (one round trip for the tree).
+   */
   async store(tx: SqlExecutor, accountId: number): Promise<void> {
     const byDepth = new Map<number, Map<EntityTypeDef, Record<string, EdmValue>[]>>();
     for (const row of this.fresh.values()) {
@@ -87,9 +90,8 @@ export class TreeRows implements RuleRows {
       if (!rows) byType.set(row.type, (rows = []));
       rows.push(row.values);
     }
-    for (const depth of [...byDepth.keys()].sort((a, b) => a - b)) {
-      for (const [type, rows] of byDepth.get(depth)!) await this.entities.insertMany(tx, accountId, type, rows);
-    }
+    const batches = [...byDepth.keys()].sort((a, b) => a - b).flatMap((depth) => [...byDepth.get(depth)!].map(([type, rows]) => ({ type, rows })));
+    await this.entities.insertManyTogether(tx, accountId, batches);
   }
 
   async exists(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {

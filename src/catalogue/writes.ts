@@ -8,7 +8,7 @@ import type { Clock } from '../clock';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import { EntityMissing, invalid, RuleViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
-import { entityId, type EntityPayload, type EntityRecord } from '../odata/entity';
+import { entityId, inlineCount, type EntityPayload, type EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
 import type { SqlExecutor, Store } from '../store/store';
 import { findNavigation } from '../model/define';
@@ -273,8 +273,3 @@ function setParent(values: Map<string, EdmValue>, foreignKey: string, parentId: 
 }
 
 /** How many entities a payload carries inline, at every depth. */
-function inlineCount(payload: EntityPayload): number {
-  let count = 0;
-  for (const children of payload.inline?.values() ?? []) for (const child of children) count += 1 + inlineCount(child);
-  return count;
-}

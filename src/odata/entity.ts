@@ -50,6 +50,13 @@ export interface EntityPayload {
   readonly inline?: ReadonlyMap<string, readonly EntityPayload[]>;
 }
 
+/** The entities sent inline under a payload, at every depth. */
+export function inlineCount(payload: EntityPayload): number {
+  let count = 0;
+  for (const children of payload.inline?.values() ?? []) for (const child of children) count += 1 + inlineCount(child);
+  return count;
+}
+
 /**
  * The key of an entity, from its record's or row's values: every entity type has the single key
  * Id, an Edm.Int64 (see model/define.ts). Undefined before a new row has one.

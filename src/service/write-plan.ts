@@ -12,7 +12,7 @@ import type { EntityTypeDef, PropertyDef } from '../model/types';
 import { readAtomEntry, readXmlLink, readXmlProperty } from '../odata/atom/reader';
 import type { EdmValue } from '../odata/edm';
 import { readRawValue } from '../odata/raw-value';
-import type { EntityPayload } from '../odata/entity';
+import { inlineCount, type EntityPayload } from '../odata/entity';
 import { badRequest, ODataError } from '../odata/errors';
 import { readJsonEntity, readJsonLink, readJsonProperty } from '../odata/json/reader';
 import { addressedType, uriKindOf } from '../odata/uri/uri-kind';
@@ -36,6 +36,15 @@ export type WritePlan =
   | { readonly kind: 'removeLink'; readonly key: bigint }
   /** DELETE of entity/$links/ToOne: the entity then points nowhere. */
   | { readonly kind: 'clearLink' };
+
+/**
+ * The entity ids the plan's transaction will take: a create's own and those of the entities sent
+ * inline under it (a deep insert). Drawn with the transaction's first statements
+ * (WriteOptions.newIds), they cost no round trip of their own.
+ */
+export function idsNeeded(plan: WritePlan): number {
+  return plan.kind === 'create' ? 1 + inlineCount(plan.payload) : 0;
+}
 
 /** The plan of an admitted write of `path`; `body` was read before (empty for DELETE). */
 export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): WritePlan {

@@ -13,7 +13,7 @@ import type { SqlExecutor } from '../store/store';
 import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import type { ODataRequest } from './request';
 import { entityReply, noContent, resolve, tagsMatch, type ResourcePath } from './resources';
-import { planWrite, type Precondition, type WritePlan } from './write-plan';
+import { idsNeeded, planWrite, type Precondition, type WritePlan } from './write-plan';
 
 /** The entity a write created or changed, for callers that refer to it later ($batch `$n`). */
 export interface WriteOutcome {
@@ -83,7 +83,7 @@ export async function handleWrite(r: ODataRequest, path: ResourcePath, rawPath: 
       const hash = requestHash(r.method, rawPath, body);
       return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, plan)).reply);
     },
-    { newIds: plan.kind === 'create' ? 1 : 0, ...(r.credentialGuard ? { guard: r.credentialGuard } : {}) },
+    { newIds: idsNeeded(plan), ...(r.credentialGuard ? { guard: r.credentialGuard } : {}) },
   );
   r.responder.send(reply);
 }

@@ -8,7 +8,7 @@ import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDe
 import type { EdmValue } from '../odata/edm';
 import type { ExprType } from '../odata/expr/ast';
 import { compareIds, entityId, type EntityRecord } from '../odata/entity';
-import type { SqlExecutor, SqlValue, Store, ValueCodec } from './store';
+import type { RunResult, SqlExecutor, SqlValue, Store, ValueCodec } from './store';
 import { ReadAheadExecutor } from './read-ahead';
 import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
 import { comparisonKey } from '../model/text';
@@ -87,6 +87,13 @@ const MAX_ROWS_PER_INSERT = 1_000;
 
 function rowsPerInsert(type: EntityTypeDef): number {
   return Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_BOUND_VALUES / (type.properties.length + keyedProperties(type).length + 1))));
+}
+
+/** `rows` in consecutive chunks of at most `size`. */
+function chunksOf<T>(rows: readonly T[], size: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < rows.length; start += size) chunks.push(rows.slice(start, start + size));
+  return chunks;
 }
 
 /** The columns insertMany() writes, in its order, with the type each binds as. */
@@ -298,23 +305,46 @@ export class EntityStore {
    * prepared once per connection; only the last, shorter one of a call differs.
    */
   async insertMany(tx: SqlExecutor, accountId: number, type: EntityTypeDef, rows: readonly Readonly<Record<string, EdmValue>>[]): Promise<void> {
-    const perInsert = rowsPerInsert(type);
-    const columnCount = 1 + type.properties.length + keyedProperties(type).length;
-    for (let start = 0; start < rows.length; start += perInsert) {
-      const chunk = rows.slice(start, start + perInsert);
-      const params: SqlValue[] = [];
-      for (const values of chunk) {
-        params.push(accountId);
-        for (const p of type.properties) params.push(this.encode(p, values[p.name] ?? null));
-        for (const p of keyedProperties(type)) params.push(keyOf(values[p.name]));
-      }
-      try {
-        await tx.run(this.insertRowsStatement(type, chunk.length), this.store.dialect.rowsParams(params, columnCount));
-      } catch (error) {
-        // Callers check the unique keys first; should a key still collide, the answer names it
-        // (with a row of the chunk that collides within it, where one does).
-        throw uniqueKeyViolationOf(type, error, this.collidingRow(type, error, chunk) ?? chunk[0]!) ?? error;
-      }
+    for (const chunk of chunksOf(rows, rowsPerInsert(type))) await this.checkedInsert(type, chunk, this.sendInsert(tx, accountId, type, chunk));
+  }
+
+  /**
+   * insertMany() of several types, every statement sent before the first answer is awaited: in
+   * the order given (parents before the rows that name them), for one round trip instead of one
+   * per type (a deep insert's tree). The first statement to fail is the one reported; a database
+   * refuses the rest of a failed transaction anyway.
+   */
+  async insertManyTogether(tx: SqlExecutor, accountId: number, batches: readonly { readonly type: EntityTypeDef; readonly rows: readonly Readonly<Record<string, EdmValue>>[] }[]): Promise<void> {
+    const sent = batches.flatMap(({ type, rows }) => chunksOf(rows, rowsPerInsert(type)).map((chunk) => ({ type, chunk, done: this.sendInsert(tx, accountId, type, chunk) })));
+    for (const { done } of sent) done.catch(() => undefined);
+    try {
+      for (const { type, chunk, done } of sent) await this.checkedInsert(type, chunk, done);
+    } finally {
+      // Nothing of the transaction may still be on its way when the caller goes on (or rolls back).
+      await Promise.allSettled(sent.map((s) => s.done));
+    }
+  }
+
+  /** Sends one INSERT of `chunk`, rows of `type`, with insertMany()'s statement and parameters. */
+  private sendInsert(tx: SqlExecutor, accountId: number, type: EntityTypeDef, chunk: readonly Readonly<Record<string, EdmValue>>[]): Promise<RunResult> {
+    const keyed = keyedProperties(type);
+    const params: SqlValue[] = [];
+    for (const values of chunk) {
+      params.push(accountId);
+      for (const p of type.properties) params.push(this.encode(p, values[p.name] ?? null));
+      for (const p of keyed) params.push(keyOf(values[p.name]));
+    }
+    return tx.run(this.insertRowsStatement(type, chunk.length), this.store.dialect.rowsParams(params, 1 + type.properties.length + keyed.length));
+  }
+
+  /** Awaits an INSERT sent; a unique key it violated is answered as a rule of the model says it. */
+  private async checkedInsert(type: EntityTypeDef, chunk: readonly Readonly<Record<string, EdmValue>>[], done: Promise<RunResult>): Promise<void> {
+    try {
+      await done;
+    } catch (error) {
+      // Callers check the unique keys first; should a key still collide, the answer names it
+      // (with a row of the chunk that collides within it, where one does).
+      throw uniqueKeyViolationOf(type, error, this.collidingRow(type, error, chunk) ?? chunk[0]!) ?? error;
     }
   }
 

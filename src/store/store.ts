@@ -63,10 +63,13 @@ export class IdsAhead {
     return this.next < this.ids.length ? this.ids[this.next++] : undefined;
   }
 
-  /** Gives up the ids not taken: ids drawn later must not be followed by lower ones. */
-  giveUp(): void {
-    this.next = this.ids.length;
+  /** The next ids drawn ahead, at most `count`: fewer, or none, when fewer are left. */
+  takeUpTo(count: number): bigint[] {
+    const taken = this.ids.slice(this.next, this.next + count);
+    this.next += taken.length;
+    return taken;
   }
+
 }
 
 /**

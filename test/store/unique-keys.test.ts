@@ -14,6 +14,7 @@ import { UniqueKeyViolation } from '../../src/model/rule-violation';
 import type { EntityTypeDef, PropertyDef, UniqueKey } from '../../src/model/types';
 import type { EdmValue } from '../../src/odata/edm';
 import { errorReply } from '../../src/service/error-reply';
+import { newRow, type RowDelivery } from '../../src/platform/delivery';
 import { asSeller, newSeller, startLive, storeRow, type LiveService, type Seller } from '../support/live-service';
 
 let live: LiveService;
@@ -88,6 +89,40 @@ describe('a duplicate of any unique key, written where no rule checks it', () =>
       const message = (JSON.parse(String(reply.body)) as { error: { message: { value: string } } }).error.message.value;
       assert.equal(message, uniqueKeyMessage(key, second, (v) => v));
     }
+  });
+
+  test('statements sent together (a deep insert\'s tree): the first that collides is the violation reported, and nothing of them stays', async () => {
+    const app = live.service.app;
+    const products = model().typeByName.get('Product')!;
+    const specifics = model().typeByName.get('ProductSpecific')!;
+    const images = model().typeByName.get('ProductImage')!;
+    const taken = await values(specifics);
+    await storeRow(live, seller.accountId, specifics, taken);
+    const nameKey = specifics.uniqueKeys[0]!;
+    assert.deepEqual(nameKey.properties, ['ProductId', 'Name']);
+    const newProduct = await values(products);
+    const specific = await values(specifics, { ProductId: taken.ProductId!, Name: taken.Name! });
+    let caught: unknown;
+    let productId = 0n;
+    await app.store
+      .write(seller.accountId, async (tx) => {
+        const [id, specificId, imageId] = await app.store.nextIds(tx, 3);
+        productId = id!;
+        // Complete rows, defaults and dates included, as a deep insert stores them.
+        const row = (type: EntityTypeDef, id: bigint, given: Readonly<Record<string, EdmValue>>) => newRow({ now: app.clock.now() } as RowDelivery, type, id, given);
+        await app.entities.insertManyTogether(tx, seller.accountId, [
+          { type: products, rows: [row(products, productId, newProduct)] },
+          // The same Name under the same product as the stored specific; the image after it fails too.
+          { type: specifics, rows: [row(specifics, specificId!, specific)] },
+          { type: images, rows: [row(images, imageId!, await values(images, { ProductId: productId }))] },
+        ]);
+      })
+      .catch((error: unknown) => (caught = error));
+    assert.ok(caught instanceof UniqueKeyViolation, String(caught));
+    assert.equal(caught.type, specifics);
+    assert.equal(caught.key, nameKey);
+    const stored = await app.store.read(seller.accountId, (tx) => app.entities.find(tx, seller.accountId, products, productId));
+    assert.equal(stored, undefined, 'the new product was undone with the rest');
   });
 
   test('keys without a message of their own name their properties', () => {

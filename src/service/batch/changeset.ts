@@ -28,7 +28,7 @@ import { auditCommitted, operationInTransaction } from '../operations';
 import { BufferedResponder, type Reply } from '../responder';
 import { resolve } from '../resources';
 import { writeResource } from '../write';
-import { planWrite, type WritePlan } from '../write-plan';
+import { idsNeeded, planWrite, type WritePlan } from '../write-plan';
 import type { EntityTypeDef } from '../../model/types';
 import { SERVICE_PATH } from '../request';
 
@@ -97,8 +97,8 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
   if (prepared.length === 0) return { kind: 'changeset', responses: [] };
   const guard = await credentialGuardOf(caller, prepared);
   try {
-    const creates = prepared.filter((p) => p.plan?.kind === 'create').length;
-    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds: creates, ...(guard ? { guard } : {}) });
+    const newIds = prepared.reduce((n, p) => n + (p.plan ? idsNeeded(p.plan) : 0), 0);
+    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds, ...(guard ? { guard } : {}) });
     for (const p of prepared) if (p.target.kind === 'path' && p.target.path.kind === 'operation') auditCommitted(p.request, p.target.path.operation);
     return { kind: 'changeset', responses };
   } catch (error) {

@@ -347,10 +347,11 @@ export class PostgresStore implements Store {
 
   async nextIds(tx: SqlExecutor, count: number): Promise<bigint[]> {
     if (count <= 0) return [];
-    // Ids are taken in ascending order within a transaction: these come after any drawn ahead,
-    // so the ones still untaken are given up.
-    tx.idsAhead?.giveUp();
-    return drawnIds(await tx.all<{ id: bigint }>(DRAW_IDS, [count]));
+    // Ids are taken in ascending order within a transaction: those drawn ahead first (a deep
+    // insert's, drawn with its BEGIN), then as many more as are missing, which come after them.
+    const ahead = tx.idsAhead?.takeUpTo(count) ?? [];
+    if (ahead.length === count) return ahead;
+    return [...ahead, ...drawnIds(await tx.all<{ id: bigint }>(DRAW_IDS, [count - ahead.length]))];
   }
 
   /**
