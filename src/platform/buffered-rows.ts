@@ -122,16 +122,17 @@ export class BufferedRows implements RowAccess {
 
   /**
    * Writes what is held: the inserted rows, one multi-row INSERT per set in the model's order
-   * (parents before the rows that name them), then every update in the order it was made.
+   * (parents before the rows that name them) sent together, then every update in the order it
+   * was made.
    */
   async flush(tx: SqlExecutor, accountId: number): Promise<void> {
-    for (const type of typesInWriteOrder(this.model)) {
+    // Inserted with the values they were inserted with: later updates follow as UPDATEs, so
+    // that every version ends where single writes would have left it. All sent at once.
+    const batches = typesInWriteOrder(this.model).flatMap((type) => {
       const rows = this.inserts.get(type);
-      if (!rows) continue;
-      // Inserted with the values they were inserted with: later updates follow as UPDATEs, so
-      // that every version ends where single writes would have left it.
-      await this.entities.insertMany(tx, accountId, type, rows.map((row) => row.inserted ?? row.values));
-    }
+      return rows ? [{ type, rows: rows.map((row) => row.inserted ?? row.values) }] : [];
+    });
+    await this.entities.insertManyTogether(tx, accountId, batches);
     for (const update of this.updates) await this.entities.update(tx, accountId, update.type, update.id, update.values);
     this.inserts.clear();
     this.unwritten.clear();
