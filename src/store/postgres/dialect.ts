@@ -117,11 +117,10 @@ export const pgDialect: SqlDialect = {
   inIds: (column, placeholder) => `${column} = ANY(CAST(${placeholder} AS bigint[]))`,
   // An array literal: the ids are integers, so they need no quoting.
   idsParam: (ids) => `{${ids.join(',')}}`,
-  // One array parameter, not a placeholder per value. A list of n placeholders is another
-  // statement for every n, prepared anew on each connection; and once a connection's plan for one
-  // goes generic, PostgreSQL compares every row of the account with each parameter in turn (only
-  // a list of constants is hashed): 125 ms for 600 values among 6,000 rows. The generic plan of
-  // `= ANY(array)` probes the property's index once per value.
+  // One array parameter, not a placeholder per value: a list of n placeholders is another
+  // statement for every n. Whatever its form, a generic plan of such a lookup compares every row
+  // of the account with each value in turn (only a list of constants is hashed): 125 ms for 600
+  // values among 6,000 rows. So the lookup is also never prepared (plannedPerExecution).
   inValues: (column, type) => `${column} = ANY(CAST(? AS ${paramCast[type]}[]))`,
   valuesParams: (values) => [arrayLiteral(values)],
   plannedPerExecution: (sql) => PLANNED_PER_EXECUTION + sql,
