@@ -166,9 +166,16 @@ describe('PostgreSQL group commit', { skip: testEngine !== 'postgres' && 'Postgr
         },
         { newIds },
       );
-    // Three writes of one batch, drawing 2 + 3 + 1 ids ahead.
-    const [a, b, c] = await Promise.all([run(2, 1), run(3, 2, 2), run(1, 0)]);
+    // Three writes of one batch, drawing 2 + 3 + 1 ids ahead. A batch past its time budget
+    // (20 ms) leaves the rest to the next one, which a loaded machine can bring about (the CI run
+    // saw [2, 1]): the three are sent again, at most five times, until they share one batch.
+    let results = await Promise.all([run(2, 1), run(3, 2, 2), run(1, 0)]);
+    for (let attempt = 1; attempt < 5 && commits.length !== 1; attempt++) {
+      commits.length = 0;
+      results = await Promise.all([run(2, 1), run(3, 2, 2), run(1, 0)]);
+    }
     assert.deepEqual(commits, [3], 'one batch');
+    const [a, b, c] = results;
     const all = [...a.ids, a.after, ...b.ids, ...b.bulkIds, b.after, ...c.ids, c.after];
     assert.equal(new Set(all.map(String)).size, all.length, 'every id once');
     assert.deepEqual([...all].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0)), all, `ascending in the order taken: ${all.join(', ')}`);
