@@ -14,7 +14,7 @@ const DAYS_PER_ERA = 146_097;
 /** '00' … '99'. */
 const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => (i < 10 ? '0' : '') + String(i));
 /** '000' … '999'. */
-const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+export const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 
 /**
  * `YYYY-MM-DDTHH:MM:SS`, with `.mmm` only when the milliseconds are not zero, for a whole number

@@ -60,15 +60,14 @@ function typeSql(type: EntityTypeDef): TypeSql {
     const table = q(type.table);
     // The properties in model order, then the version: readers decode rows by this layout.
     const columns = [...type.properties.map((p) => `t.${q(p.column)}`), `t.${q(VERSION_COLUMN)}`].join(', ');
+    const written = insertColumns(type).names;
     sql = {
       columns,
       table,
       byId: `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? AND t.id = ?`,
       all: `SELECT ${columns} FROM ${table} t WHERE t.account_id = ? ORDER BY t.id`,
       count: `SELECT count(*) AS n FROM ${table} t WHERE t.account_id = ?`,
-      insert:
-        `INSERT INTO ${table} (account_id, ${type.properties.map((p) => q(p.column)).join(', ')}${keyedProperties(type).map((p) => `, ${q(comparisonKeyColumn(p)!)}`).join('')}) ` +
-        `VALUES (?, ${[...type.properties, ...keyedProperties(type)].map(() => '?').join(', ')})`,
+      insert: `INSERT INTO ${table} (${written.join(', ')}) VALUES (${written.map(() => '?').join(', ')})`,
       deleteById: `DELETE FROM ${table} WHERE account_id = ? AND id = ?`,
       exists: `SELECT 1 AS found FROM ${table} WHERE account_id = ? AND id = ?`,
     };
@@ -96,7 +95,7 @@ function chunksOf<T>(rows: readonly T[], size: number): T[][] {
   return chunks;
 }
 
-/** The columns insertMany() writes, in its order, with the type each binds as. */
+/** The columns insert() and insertMany() write, in their order, with the type each binds as. */
 function insertColumns(type: EntityTypeDef): { readonly names: readonly string[]; readonly types: readonly ExprType[] } {
   const keyed = keyedProperties(type);
   return {
