@@ -17,7 +17,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import Database from 'better-sqlite3';
-import pg from 'pg';
+import type { Client } from 'pg';
+import pg from './postgres/pg-driver';
 import { model } from '../model/catalogue-model';
 import type { EdmType } from '../model/types';
 import { buildSchema, ACCOUNT_COLUMN, type ColumnDef, type ColumnType, type TableDef } from './schema';
@@ -85,7 +86,7 @@ class RowHash {
 }
 
 /** Refuses a target holding anything: a user, a session, a throttle entry, or an id ever drawn. */
-async function checkEmpty(client: pg.Client, tables: readonly TableDef[]): Promise<void> {
+async function checkEmpty(client: Client, tables: readonly TableDef[]): Promise<void> {
   // Tenant rows are hidden by row-level security without a tenant; every one of them came with
   // an account and ids drawn from the sequence, which are visible.
   for (const t of tables.filter((x) => !x.tenant)) {
@@ -102,7 +103,7 @@ function* sqliteRows(db: Database.Database, t: TableDef): Iterable<unknown[]> {
   yield* db.prepare(`SELECT ${columns} FROM ${quote(t.name)} ORDER BY ${orderBy(t)}`).raw(true).iterate() as Iterable<unknown[]>;
 }
 
-async function insertRows(client: pg.Client, t: TableDef, rows: unknown[][]): Promise<void> {
+async function insertRows(client: Client, t: TableDef, rows: unknown[][]): Promise<void> {
   if (rows.length === 0) return;
   const n = t.columns.length;
   const values: SqlValue[] = [];
@@ -113,7 +114,7 @@ async function insertRows(client: pg.Client, t: TableDef, rows: unknown[][]): Pr
   await client.query(`INSERT INTO ${quote(t.name)} (${t.columns.map((c) => quote(c.name)).join(', ')}) VALUES ${tuples.join(', ')}`, values as unknown[]);
 }
 
-async function copyTable(db: Database.Database, client: pg.Client, t: TableDef): Promise<TableCopy> {
+async function copyTable(db: Database.Database, client: Client, t: TableDef): Promise<TableCopy> {
   const batchSize = Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_PARAMETERS / t.columns.length));
   const accountAt = t.columns.findIndex((c) => c.name === ACCOUNT_COLUMN);
   const hash = new RowHash();
@@ -136,7 +137,7 @@ async function copyTable(db: Database.Database, client: pg.Client, t: TableDef):
 }
 
 /** The same hash, read back from PostgreSQL as the service reads it. */
-async function hashTarget(client: pg.Client, t: TableDef, accounts: readonly string[]): Promise<TableCopy> {
+async function hashTarget(client: Client, t: TableDef, accounts: readonly string[]): Promise<TableCopy> {
   const hash = new RowHash();
   const columns = t.columns.map((c) => quote(c.name)).join(', ');
   const read = async (where: string, params: unknown[]) => {

@@ -12,7 +12,8 @@
  * - directory statements (auth tables) run with no tenant set.
  * close() waits for the transactions in flight, then ends the pool.
  */
-import pg from 'pg';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
+import pg from './pg-driver';
 import { IdsAhead, type MigrationReport, type ReadExtent, type ReadGuard, type RunResult, type SqlExecutor, type SqlValue, type Store, type StoreStats, type WriteOptions } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { pgCodec, pgTypeParsers } from './values';
@@ -99,7 +100,7 @@ const SET_NOTHING = `SELECT 1`;
 
 const behindPooler = (options: PostgresOptions) => options.preparedStatements === false;
 
-function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig {
+function connectionConfig(url: string, options: PostgresOptions): PoolConfig {
   return {
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -117,7 +118,7 @@ function connectionConfig(url: string, options: PostgresOptions): pg.PoolConfig 
     // (node-pg's pipeline mode): a transaction's BEGIN, its tenant setting and its first
     // statement travel in one round trip; the server still runs them in order.
     pipeline: true,
-  } as pg.PoolConfig;
+  } as PoolConfig;
 }
 
 /**
@@ -138,8 +139,8 @@ export class PostgresStore implements Store {
   readonly codec = pgCodec;
   readonly dialect = pgDialect;
   readonly directory: SqlExecutor;
-  private readonly pool: pg.Pool;
-  private readonly caches = new WeakMap<pg.PoolClient, StatementCache>();
+  private readonly pool: Pool;
+  private readonly caches = new WeakMap<PoolClient, StatementCache>();
   /** What every transaction sets besides the tenant ('' unless behind a pooler). */
   private readonly settings: string;
   private inFlight = 0;
@@ -149,7 +150,7 @@ export class PostgresStore implements Store {
   private readonly writeQueues = new Map<number, WriteJob[]>();
   private commitListener: ((writes: number) => void) | undefined;
   /** Connections back in the pool whose last read has not been ended yet (see leaveOpen). */
-  private readonly leftOpen = new WeakMap<pg.PoolClient, LeftOpen>();
+  private readonly leftOpen = new WeakMap<PoolClient, LeftOpen>();
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
@@ -360,7 +361,7 @@ export class PostgresStore implements Store {
    * discards a connection that the server or the network dropped).
    */
   async withConnection<T>(
-    fn: (client: pg.PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>,
+    fn: (client: PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>,
     /** A batch of writes queued before close(): it still runs, and close() waits for it. */
     options: { readonly draining?: boolean } = {},
   ): Promise<T> {
@@ -459,7 +460,7 @@ export class PostgresStore implements Store {
    * user's own), or after readEndWaitMs by a timer. Nothing can run inside the old snapshot:
    * every use of a pooled connection goes through withConnection, which ends it first.
    */
-  private async leaveOpen(client: pg.PoolClient, tx: ConnectionExecutor): Promise<void> {
+  private async leaveOpen(client: PoolClient, tx: ConnectionExecutor): Promise<void> {
     const ending = [...tx.takeDeferred(), 'COMMIT'];
     // The guard's answer (fn may have run no statement) decides the read's outcome.
     await tx.settled();
@@ -474,7 +475,7 @@ export class PostgresStore implements Store {
    * matter to anyone (the read was answered; it wrote nothing); a connection that fails it fails
    * the statements sent behind it too, and their callers learn that.
    */
-  private endLeftOpen(client: pg.PoolClient): void {
+  private endLeftOpen(client: PoolClient): void {
     const left = this.leftOpen.get(client);
     if (!left) return;
     this.leftOpen.delete(client);
@@ -504,7 +505,7 @@ interface LeftOpen {
  * error is thrown here. COMMIT returns once the commit is durable (synchronous_commit is on):
  * only then may a write be acknowledged.
  */
-async function commit(client: pg.PoolClient, tx: ConnectionExecutor): Promise<void> {
+async function commit(client: PoolClient, tx: ConnectionExecutor): Promise<void> {
   sendTogether(client);
   tx.sendDeferred();
   const committed = tx.commitSent ?? client.query('COMMIT');
@@ -556,7 +557,7 @@ interface WithSocket {
  * run (its promise callbacks included), then sends them in one system call. node-pg corks each
  * statement's own messages the same way; the two nest.
  */
-function sendTogether(client: pg.PoolClient): void {
+function sendTogether(client: PoolClient): void {
   const stream = (client as unknown as WithSocket).connection?.stream;
   if (!stream?.cork || !stream.uncork) return;
   stream.cork();

@@ -7,7 +7,7 @@
  * column's scale, and a `timestamp` is read as LOCAL time. So the parsers below are given to each
  * connection (not installed globally), and DateTime values are sent as text, never as a Date.
  */
-import { types } from 'pg';
+import { types } from './pg-driver';
 import type { EdmType } from '../../model/types';
 import { ValueError, parseDecimalText, type EdmValue } from '../../odata/edm';
 import type { SqlValue, ValueCodec } from '../store';
