@@ -89,11 +89,10 @@ export interface ReadGuard {
 
 /**
  * How many statements a read runs. 'one': fn runs exactly one statement (a GET by key), so an
- * engine may end the transaction right behind it: PostgreSQL sends the COMMIT in the same write
- * as the statement, and its answer arrives with the statement's, which saves a round trip and a
- * system call on each side; it then refuses a second statement (an error, never a statement run
- * outside the transaction). SQLite has nothing to save and ignores it. 'any' (the default): as
- * many statements as fn needs.
+ * engine needs no explicit transaction for it: PostgreSQL sends it with the statement that sets
+ * the tenant in one implicit transaction (no BEGIN, no COMMIT, one query of the driver), and
+ * refuses a second statement (an error, never a statement run outside that transaction). SQLite
+ * has nothing to save and ignores it. 'any' (the default): as many statements as fn needs.
  */
 export type ReadExtent = 'one' | 'any';
 

@@ -2,7 +2,7 @@
  * The PostgreSQL adapter's own guarantees, against a real server: exact values both ways, named
  * statements bounded per connection, streamed reads that let other statements run between pages,
  * one account's writes serialised (and other accounts' not), the id sequence, the statement
- * timeout, a read of one statement that ends its transaction with it, a read whose end rides
+ * timeout, a read of one statement in one implicit transaction with its tenant, a read whose end rides
  * with the connection's next statements, and close() draining what is in flight.
  *
  * PostgreSQL only: the SQLite adapter's counterparts are its single writer and its own tests.
@@ -142,14 +142,17 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
     }
   });
 
-  test('a read of one statement takes its COMMIT along: the connection is idle once it answered, a second statement is refused', async () => {
+  test('a read of one statement runs with its tenant and no transaction of its own: the connection is idle once it answered, a second statement is refused', async () => {
     const single = openStore(database.url, { poolSize: 1 });
     const observer = new pg.Client({ connectionString: database.url });
     await observer.connect();
     try {
-      const backend = await single.read(7, (tx) => tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'), undefined, 'one');
+      const backend = await single.read(7, (tx) => tx.get<{ pid: number; tenant: string }>("SELECT pg_backend_pid() AS pid, current_setting('app.account_id', true) AS tenant"), undefined, 'one');
+      assert.equal(backend!.tenant, '7', 'the statement runs with the tenant set');
       const state = async () => (await observer.query<{ state: string }>('SELECT state FROM pg_stat_activity WHERE pid = $1', [backend!.pid])).rows[0]?.state;
       assert.equal(await state(), 'idle', 'no transaction is left open on the connection');
+      const answered = await single.read(8, async () => (await observer.query("SELECT 1")).rowCount, undefined, 'one');
+      assert.equal(answered, 1, 'a read that runs no statement still answers');
       await assert.rejects(
         single.read(7, async (tx) => {
           await tx.get('SELECT 1 AS one');
@@ -157,14 +160,42 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
         }, undefined, 'one'),
         /declared one statement/,
       );
-      // A statement that fails: the COMMIT that went along ends the aborted transaction.
+      // A statement that fails: the Sync that went along ends the aborted implicit transaction.
       await assert.rejects(single.read(7, (tx) => tx.get('SELECT 1 / 0 AS x'), undefined, 'one'), { code: '22012' });
       assert.equal(await state(), 'idle');
+      // Its Parse had succeeded: the statement is prepared, and runs again without a second Parse.
+      await assert.rejects(single.read(7, (tx) => tx.get('SELECT 1 / 0 AS x'), undefined, 'one'), { code: '22012' });
       // The pool's one connection serves on, a read of many statements as well.
       const again = await single.read(7, async (tx) => [await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'), await tx.get<{ n: number }>('SELECT 2 AS n')]);
       assert.deepEqual(again.map((r) => Object.values(r!)[0]), [backend!.pid, 2]);
     } finally {
       await observer.end();
+      await single.close();
+    }
+  });
+
+  test('a read of one statement whose check fails or refuses: the statement behind it never runs, and is parsed again next time', async () => {
+    const single = openStore(database.url, { poolSize: 1 });
+    const admitting = (account: number) => ({ sql: `SELECT CAST(${account} AS bigint) AS account_id`, params: [], check: () => undefined });
+    try {
+      // First use of this connection: the check fails, so the server skips the statement's Parse.
+      const failing = { sql: 'SELECT CAST(1 / 0 AS bigint) AS account_id', params: [], check: () => undefined };
+      await assert.rejects(single.read(9, (tx) => tx.get('SELECT 42 AS answer'), failing, 'one'), { code: '22012' });
+      // node-pg must not take the skipped statement for prepared ("prepared statement … does not exist").
+      assert.deepEqual(await single.read(9, (tx) => tx.get('SELECT 42 AS answer'), admitting(9), 'one'), { answer: 42 });
+      // A refused check is the error reported, and the statement that went along saw no tenant.
+      const refusal = new Error('refused');
+      const seen: unknown[] = [];
+      const refusing = { sql: 'SELECT CAST(NULL AS bigint) AS account_id', params: [], check: () => { throw refusal; } };
+      await assert.rejects(
+        single.read(9, async (tx) => seen.push(await tx.get("SELECT current_setting('app.account_id', true) AS tenant").catch((e: unknown) => e)), refusing, 'one'),
+        (error) => error === refusal,
+      );
+      assert.deepEqual(seen, [refusal], 'the statement answered nothing to a refused read');
+      // fn failing before any statement: the check still runs, and its refusal is what is reported.
+      await assert.rejects(single.read(9, async () => { throw new Error('fn failed'); }, refusing, 'one'), (error) => error === refusal);
+      await assert.rejects(single.read(9, async () => { throw new Error('fn failed'); }, admitting(9), 'one'), /fn failed/);
+    } finally {
       await single.close();
     }
   });

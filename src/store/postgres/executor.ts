@@ -21,10 +21,6 @@ export class ConnectionExecutor implements SqlExecutor {
   private prelude: Promise<unknown> | undefined;
   /** Statements to send before the next one (see defer()). */
   private readonly deferred: string[] = [];
-  /** endWithNextStatement() was called: the next statement takes the COMMIT along. */
-  private commitWithNext = false;
-  /** The COMMIT sent right behind a statement, once it is. */
-  private sentCommit: Promise<unknown> | undefined;
   /** Set by the write transaction that drew ids ahead (WriteOptions.newIds). */
   idsAhead: IdsAhead | undefined;
 
@@ -37,13 +33,9 @@ export class ConnectionExecutor implements SqlExecutor {
   ) {}
 
   query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
-    if (this.ended) {
-      const why = this.sentCommit ? 'this read was declared one statement, and its COMMIT went out with the first' : 'its executor cannot run statements';
-      return Promise.reject(new Error(`The transaction has ended: ${why}`));
-    }
+    if (this.ended) return Promise.reject(new Error('The transaction has ended: its executor cannot run statements'));
     this.sendDeferred();
     const result = this.send(sql, params, asArrays);
-    if (this.commitWithNext) this.sendCommit();
     const prelude = this.prelude;
     if (!prelude) return result;
     // This statement went out right behind the prelude (pipelined): its answer counts only if
@@ -59,26 +51,6 @@ export class ConnectionExecutor implements SqlExecutor {
     if (!this.statements || p.perExecution) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
     this.statements.use(p);
     return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...rowMode });
-  }
-
-  /**
-   * The transaction ends with the next statement: its COMMIT goes out right behind it, in the
-   * same write (a read of one statement, see ReadExtent). Nothing may run after it.
-   */
-  endWithNextStatement(): void {
-    this.commitWithNext = true;
-  }
-
-  /** The COMMIT already sent behind a statement (endWithNextStatement), if one was. */
-  get commitSent(): Promise<unknown> | undefined {
-    return this.sentCommit;
-  }
-
-  private sendCommit(): void {
-    this.commitWithNext = false;
-    this.sentCommit = this.client.query('COMMIT');
-    this.sentCommit.catch(() => undefined);
-    this.ended = true;
   }
 
   /**

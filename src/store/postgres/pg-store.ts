@@ -20,6 +20,7 @@ import { pgCodec, pgTypeParsers } from './values';
 import { pgDialect } from './dialect';
 import { ID_SEQUENCE, TENANT_SETTING, migratePostgres, postgresTables } from './ddl';
 import { ConnectionExecutor } from './executor';
+import { OneStatementRead, type ReadSetup } from './one-statement-read';
 import { StatementCache } from './statements';
 import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
 import { compareIds } from '../../odata/entity';
@@ -202,11 +203,37 @@ export class PostgresStore implements Store {
   }
 
   read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, extent: ReadExtent = 'any'): Promise<T> {
-    if (!guard) return this.transaction(BEGIN_READ, SET_TENANT + this.settings, [String(accountId)], 'pipelined', fn, undefined, extent);
-    // The tenant is set from the guard's own row: a refused check leaves it unset, so the read's
-    // first statement, already on its way, finds no row under row-level security either.
-    const setup = `SELECT set_config('${TENANT_SETTING}', CAST(g.account_id AS text), true) AS tenant, g.*${this.settings} FROM (${guard.sql}) g`;
-    return this.transaction(BEGIN_READ, setup, guard.params, 'pipelined', fn, (row) => guard.check(row), extent);
+    const setup = this.readSetup(accountId, guard);
+    if (extent === 'one') return this.readOneStatement(setup, fn);
+    return this.transaction(BEGIN_READ, setup.sql, setup.params, 'pipelined', fn, setup.check);
+  }
+
+  /** The statement that sets a read's tenant: from the guard's own row when there is a guard. */
+  private readSetup(accountId: number, guard: ReadGuard | undefined): ReadSetup {
+    if (!guard) return { sql: SET_TENANT + this.settings, params: [String(accountId)] };
+    // A refused check leaves the tenant unset, so the read's first statement, already on its
+    // way, finds no row under row-level security either.
+    const sql = `SELECT set_config('${TENANT_SETTING}', CAST(g.account_id AS text), true) AS tenant, g.*${this.settings} FROM (${guard.sql}) g`;
+    return { sql, params: guard.params, check: (row) => guard.check(row) };
+  }
+
+  /**
+   * A read of one statement: sent with its setup in one implicit transaction (OneStatementRead),
+   * one node-pg query and no BEGIN or COMMIT. A refused check is the error it reports, even
+   * when fn failed first or ran no statement.
+   */
+  private readOneStatement<T>(setup: ReadSetup, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.withConnection(async (client, cache) => {
+      const tx = new OneStatementRead(client, cache, setup);
+      let value: T;
+      try {
+        value = await fn(tx);
+      } catch (failure) {
+        throw (await tx.settled().then(() => undefined, (refusal: unknown) => refusal)) ?? failure;
+      }
+      await tx.settled();
+      return value;
+    });
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, options: WriteOptions = {}): Promise<T> {
@@ -410,8 +437,6 @@ export class PostgresStore implements Store {
     fn: (tx: SqlExecutor) => Promise<T>,
     /** Judges the setup's row (a ReadGuard): fn's statements are answered only if it accepts. */
     checkSetup?: (row: Record<string, unknown> | undefined) => void,
-    /** 'one': fn's first statement takes the COMMIT along (ReadExtent). */
-    extent: ReadExtent = 'any',
   ): Promise<T> {
     return this.withConnection(async (client, cache, discard) => {
       const tx = new ConnectionExecutor(client, cache, true);
@@ -424,13 +449,12 @@ export class PostgresStore implements Store {
       checked?.catch(() => undefined);
       const setupDone = checked ?? answered;
       tx.after(setupDone ? Promise.all([begun, setupDone]) : begun);
-      if (extent === 'one') tx.endWithNextStatement();
       try {
         if (start === 'awaited') await tx.settled();
         const value = await fn(tx);
         // A read has nothing to make durable: its end (the COMMIT, and a cursor's CLOSE) can
         // travel with the connection's next statements instead of costing a write of its own.
-        if (begin === BEGIN_READ && !tx.commitSent) await this.leaveOpen(client, tx);
+        if (begin === BEGIN_READ) await this.leaveOpen(client, tx);
         else await commit(client, tx);
         return value;
       } catch (failure) {
@@ -439,13 +463,6 @@ export class PostgresStore implements Store {
         const refused = checked ? await checked.then(() => undefined, (error: unknown) => error) : undefined;
         const error = refused ?? failure;
         tx.end();
-        const committed = tx.commitSent;
-        // The COMMIT went out with fn's statement: it ended the transaction (or rolled back one
-        // that failed). Should it fail itself, the connection is in an unknown state.
-        if (committed) {
-          await committed.catch((commitError: Error) => discard(commitError));
-          throw error;
-        }
         // After a failed COMMIT there is no transaction left, and ROLLBACK only warns. A ROLLBACK
         // that fails leaves the connection in an unknown state: it is not reused.
         await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
@@ -508,7 +525,7 @@ interface LeftOpen {
 async function commit(client: PoolClient, tx: ConnectionExecutor): Promise<void> {
   sendTogether(client);
   tx.sendDeferred();
-  const committed = tx.commitSent ?? client.query('COMMIT');
+  const committed = client.query('COMMIT');
   committed.catch(() => undefined);
   await tx.settled();
   tx.end();

@@ -1,0 +1,90 @@
+/**
+ * A read of exactly one statement (ReadExtent 'one', a GET by key) as the Store's SqlExecutor:
+ * its statement travels with the setup (the credential check that sets the tenant) in one
+ * implicit transaction (see ./together.ts). No BEGIN, no COMMIT: one statement sees one snapshot
+ * whatever the isolation level, and the tenant setting ends with the Sync, exactly as it would
+ * with a COMMIT. A second statement is refused, never run outside that transaction.
+ */
+import type { ClientBase, QueryResult } from 'pg';
+import type { RunResult, SqlExecutor, SqlValue } from '../store';
+import type { StatementCache } from './statements';
+import { runTogether, type StatementToSend } from './together';
+
+/** What runs before the read's statement: it sets the tenant; `check` judges its row. */
+export interface ReadSetup extends StatementToSend {
+  readonly check?: (row: Record<string, unknown> | undefined) => void;
+}
+
+/** The first row of a result as an object, whichever row mode it was read in. */
+function firstRowAsObject(result: QueryResult): Record<string, unknown> | undefined {
+  const row = result.rows[0] as unknown;
+  if (!Array.isArray(row)) return row as Record<string, unknown> | undefined;
+  return Object.fromEntries(result.fields.map((field, i) => [field.name, row[i]]));
+}
+
+export class OneStatementRead implements SqlExecutor {
+  /** The setup's verdict once it is known (a rejection carries the check's refusal). */
+  private verdict: Promise<void> | undefined;
+  private used = false;
+
+  constructor(
+    private readonly client: ClientBase,
+    private readonly statements: StatementCache | undefined,
+    private readonly setup: ReadSetup,
+  ) {}
+
+  private async query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
+    if (this.used) throw new Error('This read was declared one statement (ReadExtent one): it runs no second one');
+    this.used = true;
+    const answered = runTogether(this.client, [this.setup, { sql, params }], this.statements, asArrays);
+    this.verdict = answered.then(([setupResult]) => this.setup.check?.(firstRowAsObject(setupResult!)));
+    this.verdict.catch(() => undefined);
+    const [, result] = await answered;
+    // The statement's rows count only if the setup admitted the read.
+    await this.verdict;
+    return result!;
+  }
+
+  /**
+   * The setup's verdict: awaited after fn, so that a read that ran no statement (or failed
+   * before its first) still has its credentials checked, and a refusal is the error it reports.
+   */
+  settled(): Promise<void> {
+    if (!this.verdict) {
+      this.used = true;
+      this.verdict = runTogether(this.client, [this.setup], this.statements, false).then(([setupResult]) =>
+        this.setup.check?.(firstRowAsObject(setupResult!)),
+      );
+    }
+    return this.verdict;
+  }
+
+  async rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {
+    return (await this.query(sql, params, true)).rows as unknown[][];
+  }
+
+  async *iterateRows(sql: string, params?: readonly SqlValue[]): AsyncIterable<unknown[]> {
+    yield* await this.rows(sql, params);
+  }
+
+  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
+    const rows = await this.rows(sql, params);
+    for (let i = 0; i < rows.length; i += batchRows) yield rows.slice(i, i + batchRows);
+  }
+
+  async all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
+    return (await this.query(sql, params)).rows as Row[];
+  }
+
+  async get<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row | undefined> {
+    return (await this.query(sql, params)).rows[0] as Row | undefined;
+  }
+
+  async run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
+    return { changes: (await this.query(sql, params)).rowCount ?? 0 };
+  }
+
+  async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
+    yield* await this.all<Row>(sql, params);
+  }
+}
