@@ -5,22 +5,18 @@
  * whatever the isolation level, and the tenant setting ends with the Sync, exactly as it would
  * with a COMMIT. A second statement is refused, never run outside that transaction.
  */
-import type { ClientBase, QueryResult } from 'pg';
+import type { ClientBase } from 'pg';
 import type { RunResult, SqlExecutor, SqlValue } from '../store';
 import type { StatementCache } from './statements';
-import { runTogether, type StatementToSend } from './together';
+import { runTogether, type StatementResult, type StatementToSend } from './together';
 
 /** What runs before the read's statement: it sets the tenant; `check` judges its row. */
 export interface ReadSetup extends StatementToSend {
   readonly check?: (row: Record<string, unknown> | undefined) => void;
 }
 
-/** The first row of a result as an object, whichever row mode it was read in. */
-function firstRowAsObject(result: QueryResult): Record<string, unknown> | undefined {
-  const row = result.rows[0] as unknown;
-  if (!Array.isArray(row)) return row as Record<string, unknown> | undefined;
-  return Object.fromEntries(result.fields.map((field, i) => [field.name, row[i]]));
-}
+/** The setup's row is read as an object (a ReadGuard judges it by column name). */
+const SETUP_AS_OBJECT = 0;
 
 export class OneStatementRead implements SqlExecutor {
   /** The setup's verdict once it is known (a rejection carries the check's refusal). */
@@ -33,11 +29,11 @@ export class OneStatementRead implements SqlExecutor {
     private readonly setup: ReadSetup,
   ) {}
 
-  private async query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<QueryResult> {
+  private async query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<StatementResult> {
     if (this.used) throw new Error('This read was declared one statement (ReadExtent one): it runs no second one');
     this.used = true;
-    const answered = runTogether(this.client, [this.setup, { sql, params }], this.statements, asArrays);
-    this.verdict = answered.then(([setupResult]) => this.setup.check?.(firstRowAsObject(setupResult!)));
+    const answered = runTogether(this.client, [this.setup, { sql, params }], this.statements, (i) => i !== SETUP_AS_OBJECT && asArrays);
+    this.verdict = answered.then(([setupResult]) => this.judge(setupResult!));
     this.verdict.catch(() => undefined);
     const [, result] = await answered;
     // The statement's rows count only if the setup admitted the read.
@@ -52,11 +48,13 @@ export class OneStatementRead implements SqlExecutor {
   settled(): Promise<void> {
     if (!this.verdict) {
       this.used = true;
-      this.verdict = runTogether(this.client, [this.setup], this.statements, false).then(([setupResult]) =>
-        this.setup.check?.(firstRowAsObject(setupResult!)),
-      );
+      this.verdict = runTogether(this.client, [this.setup], this.statements, () => false).then(([setupResult]) => this.judge(setupResult!));
     }
     return this.verdict;
+  }
+
+  private judge(setupResult: StatementResult): void {
+    this.setup.check?.(setupResult.rows[0] as Record<string, unknown> | undefined);
   }
 
   async rows(sql: string, params?: readonly SqlValue[]): Promise<unknown[][]> {
@@ -81,7 +79,7 @@ export class OneStatementRead implements SqlExecutor {
   }
 
   async run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
-    return { changes: (await this.query(sql, params)).rowCount ?? 0 };
+    return { changes: (await this.query(sql, params)).rowCount };
   }
 
   async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
