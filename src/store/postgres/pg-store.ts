@@ -2,7 +2,9 @@
  * The PostgreSQL adapter (node-pg with a Pool). Every read and write of an account is one
  * transaction that also sets the tenant for row-level security (a second fence behind the
  * account_id in every statement):
- * - read: REPEATABLE READ READ ONLY, so every statement sees one snapshot;
+ * - read: REPEATABLE READ READ ONLY, so every statement sees one snapshot; a read of one
+ *   statement (ReadExtent 'one') is an implicit transaction instead, with its tenant setting
+ *   (see OneStatementRead);
  * - write: READ COMMITTED, serialised per account by a transaction-scoped advisory lock, so the
  *   rule checks (counts, uniqueness) that run before an insert hold exactly across any number of
  *   processes, as SQLite's single writer guarantees in one; resolved only after COMMIT returned
