@@ -7,7 +7,8 @@
  * which loads Node's whole fetch implementation (undici). The service never uses it, yet it
  * stayed in the heap for the life of the process: the idle process was 4–5 MB larger, and since
  * V8 lets the old space grow to a multiple of what stays alive, the peak resident set of a full
- * PostgreSQL export was about 20 MB higher (145–147 MB against 124–127 MB in the bench).
+ * PostgreSQL export was about 10 MB higher (157–162 MB against 146–155 MB, bench runs taken
+ * in turns).
  * A `navigator` that says Node.js, present only while pg loads, answers the probe as Node 21
  * does; where a `navigator` exists, nothing is touched.
  */
