@@ -15,8 +15,8 @@ export interface ReadSetup extends StatementToSend {
   readonly check?: (row: Record<string, unknown> | undefined) => void;
 }
 
-/** The setup's row is read as an object (a ReadGuard judges it by column name). */
-const SETUP_AS_OBJECT = 0;
+/** The setup is the first statement sent; its row is read as an object (a ReadGuard judges it by column name). */
+const SETUP_INDEX = 0;
 
 export class OneStatementRead implements SqlExecutor {
   /** The setup's verdict once it is known (a rejection carries the check's refusal). */
@@ -32,7 +32,7 @@ export class OneStatementRead implements SqlExecutor {
   private async query(sql: string, params: readonly SqlValue[] = [], asArrays = false): Promise<StatementResult> {
     if (this.used) throw new Error('This read was declared one statement (ReadExtent one): it runs no second one');
     this.used = true;
-    const answered = runTogether(this.client, [this.setup, { sql, params }], this.statements, (i) => i !== SETUP_AS_OBJECT && asArrays);
+    const answered = runTogether(this.client, [this.setup, { sql, params }], this.statements, (i) => i !== SETUP_INDEX && asArrays);
     this.verdict = answered.then(([setupResult]) => this.judge(setupResult!));
     this.verdict.catch(() => undefined);
     const [, result] = await answered;
