@@ -24,7 +24,8 @@ export interface WireFormat {
   readonly entityContentType: string;
   /** Content-Type of properties, links and operation results. */
   readonly dataContentType: string;
-  entry(ctx: WriteContext, rec: EntityRecord): string;
+  /** A single-entity document, as the UTF-8 bytes of a response body. */
+  entry(ctx: WriteContext, rec: EntityRecord): Buffer;
   feedStart(ctx: WriteContext, opts: FeedOptions): string;
   /** One entity of a feed, written to a sink; `first` tells whether a separator is needed. */
   feedEntry(ctx: WriteContext, rec: EntityRecord, first: boolean, sink: TextSink): void;
@@ -39,7 +40,7 @@ export const JSON_FORMAT: WireFormat = {
   json: true,
   entityContentType: 'application/json;charset=utf-8',
   dataContentType: 'application/json;charset=utf-8',
-  entry: json.jsonEntityDocument,
+  entry: json.jsonEntityDocumentBytes,
   feedStart: (ctx, opts) => json.jsonFeedStart(ctx, opts.count === undefined ? {} : { count: opts.count }),
   feedEntry: (ctx, rec, first, sink) => {
     if (!first) sink.append(json.jsonFeedSeparator);
@@ -57,7 +58,7 @@ function atomFormat(entityType: string, dataType: string): WireFormat {
     json: false,
     entityContentType: `${entityType};charset=utf-8`,
     dataContentType: `${dataType};charset=utf-8`,
-    entry: atom.atomEntryDocument,
+    entry: atom.atomEntryDocumentBytes,
     feedStart: (ctx, opts) => atom.atomFeedStart(ctx, opts.count === undefined ? opts : { ...opts, count: opts.count }),
     feedEntry: (ctx, rec, _first, sink) => atom.atomEntryTo(ctx, rec, sink),
     feedEnd: (_ctx, next) => atom.atomFeedEnd(next === undefined ? {} : { next }),

@@ -21,5 +21,37 @@ export class StringSink implements TextSink {
   }
 }
 
+/**
+ * A single document as UTF-8 bytes, for a response body. The ASCII text is joined as it comes
+ * and the text outside ASCII kept apart, and each piece is encoded once into one buffer: a GET
+ * by key's Atom entry of about 4 KB, encoded whole because of one umlaut in its title, spent
+ * nearly a fifth of the request's CPU in Buffer.from.
+ */
+export class BytesSink implements TextSink {
+  private readonly pieces: string[] = [];
+  private pending = '';
+
+  append(text: string): void {
+    this.pending += text;
+  }
+
+  appendApart(text: string): void {
+    if (this.pending !== '') this.pieces.push(this.pending);
+    this.pieces.push(text);
+    this.pending = '';
+  }
+
+  bytes(): Buffer {
+    if (this.pending !== '') this.pieces.push(this.pending);
+    this.pending = '';
+    let length = 0;
+    for (const piece of this.pieces) length += Buffer.byteLength(piece, 'utf8');
+    const out = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const piece of this.pieces) at += out.write(piece, at, 'utf8');
+    return out;
+  }
+}
+
 /** Any character outside ASCII: text the writers hand to appendApart(). */
 export const NON_ASCII = /[^\x00-\x7f]/;

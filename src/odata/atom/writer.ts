@@ -15,7 +15,7 @@ import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../m
 import { toXmlText, type EdmValue } from '../edm';
 import { entityPath, type EntityRecord, type WriteContext } from '../entity';
 import { escapeXml, xmlText } from '../xml-escape';
-import { NON_ASCII, StringSink, type TextSink } from '../text-sink';
+import { BytesSink, NON_ASCII, StringSink, type TextSink } from '../text-sink';
 
 export const ATOM_NS = 'http://www.w3.org/2005/Atom';
 export const D_NS = 'http://schemas.microsoft.com/ado/2007/08/dataservices';
@@ -331,6 +331,14 @@ export function atomEntryDocument(ctx: WriteContext, rec: EntityRecord): string 
   sink.append(XML_DECLARATION);
   writeEntry(ctx, rec, rootAttributes(ctx), sink);
   return sink.text;
+}
+
+/** atomEntryDocument as UTF-8 bytes, encoded piece by piece (BytesSink): a response body. */
+export function atomEntryDocumentBytes(ctx: WriteContext, rec: EntityRecord): Buffer {
+  const sink = new BytesSink();
+  sink.append(XML_DECLARATION);
+  writeEntry(ctx, rec, rootAttributes(ctx), sink);
+  return sink.bytes();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
 import { toJson, type EdmValue } from '../edm';
 import type { EntityRecord, WriteContext } from '../entity';
-import { NON_ASCII, StringSink, type TextSink } from '../text-sink';
+import { BytesSink, NON_ASCII, StringSink, type TextSink } from '../text-sink';
 
 // ---------------------------------------------------------------------------------------------
 // Per-type constants
@@ -284,6 +284,15 @@ export function jsonEntityTo(ctx: WriteContext, rec: EntityRecord, sink: TextSin
 /** `{"d":<entity>}`: single-entity responses (GET by key, 201 of an insert). */
 export function jsonEntityDocument(ctx: WriteContext, rec: EntityRecord): string {
   return '{"d":' + jsonEntity(ctx, rec) + '}';
+}
+
+/** jsonEntityDocument as UTF-8 bytes, encoded piece by piece (BytesSink): a response body. */
+export function jsonEntityDocumentBytes(ctx: WriteContext, rec: EntityRecord): Buffer {
+  const sink = new BytesSink();
+  sink.append('{"d":');
+  writeEntity(ctxOf(ctx), rec, sink);
+  sink.append('}');
+  return sink.bytes();
 }
 
 // ---------------------------------------------------------------------------------------------
