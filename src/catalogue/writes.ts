@@ -271,5 +271,3 @@ function setParent(values: Map<string, EdmValue>, foreignKey: string, parentId: 
   if (sent !== undefined && sent !== null && sent !== parentId) throw invalid(`${foreignKey} ${String(sent)} contradicts the parent ${String(parentId)} in the URI.`);
   values.set(foreignKey, parentId);
 }
-
-/** How many entities a payload carries inline, at every depth. */

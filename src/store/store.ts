@@ -69,7 +69,6 @@ export class IdsAhead {
     this.next += taken.length;
     return taken;
   }
-
 }
 
 /**

@@ -7,6 +7,7 @@
  */
 import type { ClientBase } from 'pg';
 import type { RunResult, SqlExecutor, SqlValue } from '../store';
+import { inBatches } from './executor';
 import type { StatementCache } from './statements';
 import { runTogether, type StatementResult, type StatementToSend } from './together';
 
@@ -65,9 +66,8 @@ export class OneStatementRead implements SqlExecutor {
     yield* await this.rows(sql, params);
   }
 
-  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
-    const rows = await this.rows(sql, params);
-    for (let i = 0; i < rows.length; i += batchRows) yield rows.slice(i, i + batchRows);
+  iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
+    return inBatches(this.iterateRows(sql, params), batchRows);
   }
 
   async all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {

@@ -61,6 +61,9 @@ export interface StatementResult {
 
 type Parser = (text: string) => unknown;
 
+/** The text node-pg's Query is made with (it never sends it: prepare() is this class's own). */
+const STATEMENTS_TOGETHER = 'statements sent together';
+
 /** The query node-pg is receiving answers for (not public API, as the rest of the wire). */
 interface WithActiveQuery {
   _getActiveQuery(): unknown;
@@ -91,7 +94,8 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
     private readonly asArrays: (index: number) => boolean,
     private readonly answer: (error: Error | null, results?: StatementResult[]) => void,
   ) {
-    super({ text: statements.map((s) => s.sql).join('; ') });
+    // node-pg wants a text; the statements' own texts go out in prepare().
+    super({ text: STATEMENTS_TOGETHER });
   }
 
   override handleRowDescription(message: { fields: FieldDef[] }): void {
