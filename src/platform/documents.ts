@@ -88,10 +88,16 @@ function propertySchema(type: EntityTypeDef, p: PropertyDef): Schema {
   return { ...schema, ...(REFINEMENTS[`${type.name}.${p.name}`] ?? {}) };
 }
 
-/** The properties of a type that the platform supplies. */
-export function platformProperties(type: EntityTypeDef): PropertyDef[] {
-  const maintained = SERVICE_MAINTAINED[type.name] ?? [];
-  return type.properties.filter((p) => p.access === 'readOnly' && !maintained.includes(p.name));
+const platformPropertiesOf = new WeakMap<EntityTypeDef, readonly PropertyDef[]>();
+
+/** The properties of a type that the platform supplies (worked out once per type: an import asks per item). */
+export function platformProperties(type: EntityTypeDef): readonly PropertyDef[] {
+  let props = platformPropertiesOf.get(type);
+  if (!props) {
+    const maintained = SERVICE_MAINTAINED[type.name] ?? [];
+    platformPropertiesOf.set(type, (props = type.properties.filter((p) => p.access === 'readOnly' && !maintained.includes(p.name))));
+  }
+  return props;
 }
 
 /** The properties of a type with these names, in this order. */
