@@ -12,6 +12,10 @@
  *   can name it);
  * - any other lookup asks the database, which holds every row this view does not, and adds the
  *   rows of memory that match.
+ *
+ * Inserted rows may be sent ahead (writeAhead) while the documents after them are read: the
+ * database writes them while this process works on, instead of each waiting for the other. They
+ * go on the transaction's connection, so every later statement sees them.
  */
 import type { RowAccess } from '../catalogue/order-history';
 import { foreignKeysOf } from '../model/define';
@@ -36,6 +40,13 @@ interface HeldUpdate {
   readonly values: Readonly<Record<string, EdmValue>>;
 }
 
+/**
+ * Inserted rows held before they are sent ahead: a few multi-row INSERTs' worth, so that the
+ * database has work while the next documents are read, and the last set (waited for at COMMIT)
+ * stays small.
+ */
+export const WRITE_AHEAD_ROWS = 256;
+
 /** Where a lookup of one property may be answered from memory: the values whose matches are all held. */
 type CompleteValues = Map<string, Set<EdmValue>>;
 
@@ -50,9 +61,16 @@ export class BufferedRows implements RowAccess {
   /** Every row held, by type and id, with its current values. */
   private readonly held = new Map<EntityTypeDef, Map<bigint, HeldRow>>();
   private readonly complete = new Map<EntityTypeDef, CompleteValues>();
-  /** Rows inserted and not yet written, per type, in the order of the inserts. */
+  /** Rows inserted and not yet sent, per type, in the order of the inserts. */
   private readonly inserts = new Map<EntityTypeDef, HeldRow[]>();
-  /** Ids of the rows in `inserts`. */
+  /** How many rows `inserts` holds. */
+  private insertsHeld = 0;
+  /** The INSERTs sent ahead, not yet waited for. */
+  private sentAhead: Promise<void>[] = [];
+  /**
+   * Ids of the rows inserted here since the last flush, sent ahead or not: every row that names
+   * one was inserted or updated here too, so memory holds all of them.
+   */
   private readonly unwritten = new Set<bigint>();
   private updates: HeldUpdate[] = [];
   /** Held rows by the value of each property looked up: a lookup costs its matches, not the set. */
@@ -61,6 +79,8 @@ export class BufferedRows implements RowAccess {
   constructor(
     private readonly entities: EntityStore,
     private readonly model: Model,
+    /** Inserted rows held before writeAhead() sends them. */
+    private readonly writeAheadRows = WRITE_AHEAD_ROWS,
   ) {
     this.store = entities.store;
   }
@@ -104,6 +124,7 @@ export class BufferedRows implements RowAccess {
     let list = this.inserts.get(type);
     if (!list) this.inserts.set(type, (list = []));
     list.push(row);
+    this.insertsHeld++;
   }
 
   async update(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint, values: Readonly<Record<string, EdmValue>>): Promise<bigint | undefined> {
@@ -121,22 +142,54 @@ export class BufferedRows implements RowAccess {
   }
 
   /**
+   * Sends the inserted rows held, once there are writeAheadRows of them, without waiting for
+   * the answer (written() and flush() wait for it). Rows are inserted with the values they were
+   * inserted with, and updates are held for flush(), so the statements keep the order that
+   * single writes would have: every row before the rows that name it, every update after.
+   */
+  writeAhead(tx: SqlExecutor, accountId: number): void {
+    if (this.insertsHeld < this.writeAheadRows) return;
+    const sent = this.entities.insertManyTogether(tx, accountId, this.takeInserts());
+    sent.catch(() => undefined);
+    this.sentAhead.push(sent);
+  }
+
+  /**
+   * Waits for every INSERT sent ahead; the first failure among them, if any. A statement sent
+   * after a failed one fails only because the transaction is aborted: its caller reports this
+   * failure instead.
+   */
+  async written(): Promise<void> {
+    const sent = this.sentAhead;
+    this.sentAhead = [];
+    const failed = (await Promise.allSettled(sent)).find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  /**
    * Writes what is held: the inserted rows, one multi-row INSERT per set in the model's order
    * (parents before the rows that name them) sent together, then every update in the order it
    * was made.
    */
   async flush(tx: SqlExecutor, accountId: number): Promise<void> {
+    await this.written();
     // Inserted with the values they were inserted with: later updates follow as UPDATEs, so
     // that every version ends where single writes would have left it. All sent at once.
+    await this.entities.insertManyTogether(tx, accountId, this.takeInserts());
+    for (const update of this.updates) await this.entities.update(tx, accountId, update.type, update.id, update.values);
+    this.unwritten.clear();
+    this.updates = [];
+  }
+
+  /** The inserted rows held, as insertManyTogether's batches in the model's order; none held after. */
+  private takeInserts(): { type: EntityTypeDef; rows: Readonly<Record<string, EdmValue>>[] }[] {
     const batches = typesInWriteOrder(this.model).flatMap((type) => {
       const rows = this.inserts.get(type);
       return rows ? [{ type, rows: rows.map((row) => row.inserted ?? row.values) }] : [];
     });
-    await this.entities.insertManyTogether(tx, accountId, batches);
-    for (const update of this.updates) await this.entities.update(tx, accountId, update.type, update.id, update.values);
     this.inserts.clear();
-    this.unwritten.clear();
-    this.updates = [];
+    this.insertsHeld = 0;
+    return batches;
   }
 
   private rowsOf(type: EntityTypeDef): Map<bigint, HeldRow> {

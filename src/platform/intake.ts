@@ -20,10 +20,18 @@ const HANDLERS: Readonly<Record<DocumentKind, (d: Delivery, body: Json) => Promi
   shipment: deliverShipment,
 };
 
+export interface IntakeOptions {
+  /** Inserted rows an import holds before it sends them ahead (BufferedRows.writeAhead). */
+  readonly writeAheadRows?: number;
+}
+
 export class PlatformIntake {
   readonly validator: DocumentValidator;
 
-  constructor(private readonly services: CatalogueServices) {
+  constructor(
+    private readonly services: CatalogueServices,
+    private readonly options: IntakeOptions = {},
+  ) {
     this.validator = new DocumentValidator(services.model);
   }
 
@@ -49,7 +57,8 @@ export class PlatformIntake {
    * says which one it was (DocumentFailure).
    *
    * Order documents read and write as a set (BufferedRows): their lookups are loaded for all of
-   * them at once and their rows written in multi-row INSERTs. Should writing the set fail where
+   * them at once and their rows written in multi-row INSERTs, sent ahead as the documents go
+   * (BufferedRows.writeAhead): the database writes one set while the next is read. Should writing a set fail where
    * single writes would have failed at one document, the transaction is undone and the documents
    * are applied again one by one, which names that document.
    */
@@ -68,8 +77,9 @@ export class PlatformIntake {
       const outcomes: DeliveryOutcome[] = [];
       const ids = new IdBlock(store, tx, docs.reduce((n, doc) => n + rowsExpectedOf(doc), 0));
       let rows: BufferedRows | undefined;
+      const newSet = () => new BufferedRows(entities, model, this.options.writeAheadRows);
       if (asSet) {
-        rows = new BufferedRows(entities, model);
+        rows = newSet();
         await preloadOrders(rows, tx, accountId, model, docs.filter((doc) => doc.kind === 'order').map((doc) => doc.body));
       }
       for (const [index, doc] of docs.entries()) {
@@ -77,14 +87,19 @@ export class PlatformIntake {
           // Other documents write through the store itself, and may change what the set holds.
           // (A failure to write the set is no document's: applyAll goes one by one then.)
           await rows.flush(tx, accountId);
-          rows = new BufferedRows(entities, model);
+          rows = newSet();
         }
         try {
           if (rows && doc.kind === 'order') outcomes.push(await deliverOrder({ tx, accountId, entities: rows, model, now: clock.now(), ids }, doc.body));
           else outcomes.push(await this.handle(tx, accountId, doc, ids));
         } catch (error) {
+          // Rows sent ahead that failed to write failed every statement after them: that is no
+          // document's failure (written() throws it). Nothing may still be on its way either
+          // when the transaction rolls back.
+          await rows?.written();
           throw new DocumentFailure(index, error);
         }
+        rows?.writeAhead(tx, accountId);
       }
       await rows?.flush(tx, accountId);
       return outcomes;
