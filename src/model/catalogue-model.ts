@@ -316,7 +316,8 @@ export const model = defineModel({
       access: 'readOnly',
       properties: {
         Id: p.key(),
-        BuyerName: platformText(),
+        // A new order's buyer is the account's buyer of that name (platform/orders.ts).
+        BuyerName: p.string({ nullable: true, access: 'readOnly', indexed: true }),
         Email: platformText(),
       },
     },

@@ -103,6 +103,7 @@ function buildProperty(name: string, s: PropertySpec): PropertyDef {
     ...(o.min !== undefined ? { min: o.min } : {}),
     ...(o.max !== undefined ? { max: o.max } : {}),
     ...(o.timestamp ? { timestamp: o.timestamp } : {}),
+    ...(o.indexed ? { indexed: true } : {}),
   };
 }
 

@@ -43,6 +43,11 @@ export interface PropertyDef {
   /** Maintained by the service: set on create, and on every change for 'modified'. */
   readonly timestamp?: 'created' | 'modified';
   /**
+   * Looked up by its value in bulk (an import finds each order's buyer by name): the table has
+   * an index on it within the account, so a lookup costs its matches, not the account's rows.
+   */
+  readonly indexed?: boolean;
+  /**
    * A change of this property moves the entity's ETag, so $metadata declares it
    * ConcurrencyMode="Fixed" (generated clients then send If-Match). These are the writable
    * properties: the ETag is a row version that moves when one of them is written, as WCF Data

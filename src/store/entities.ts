@@ -235,16 +235,18 @@ export class EntityStore {
     return (await exec.rows(sql, [accountId, this.encode(property, value)])).map((row) => this.decodeRow(type, row));
   }
 
-  /** findWhere() for many values at once: the rows whose property equals any of them, by id. */
+  /** findWhere() for many values at once: the rows whose property equals any of them, by id (each row once). */
   async findWhereAny(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, values: readonly EdmValue[]): Promise<EntityRecord[]> {
     const property = type.properties.find((p) => p.name === name)!;
     const dialect = this.store.dialect;
     const found: EntityRecord[] = [];
-    for (let start = 0; start < values.length; start += VALUES_PER_LOOKUP) {
-      const chunk = values.slice(start, start + VALUES_PER_LOOKUP);
+    // rowsWithAnyOf takes distinct values (PostgreSQL's finds a row once per value naming it).
+    const distinct = [...new Set(values)];
+    for (let start = 0; start < distinct.length; start += VALUES_PER_LOOKUP) {
+      const chunk = distinct.slice(start, start + VALUES_PER_LOOKUP);
       // Planned per execution: see PLANNED_PER_EXECUTION (src/store/postgres/statements.ts).
-      const sql = dialect.plannedPerExecution(`SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND ${dialect.inValues(`t.${q(property.column)}`, property.type, chunk.length)}`);
-      const params = [accountId, ...dialect.valuesParams(chunk.map((v) => this.encode(property, v)))];
+      const sql = dialect.plannedPerExecution(dialect.rowsWithAnyOf(typeSql(type).columns, typeSql(type).table, q(property.column), property.type, chunk.length));
+      const params = dialect.lookupParams(accountId, chunk.map((v) => this.encode(property, v)));
       for (const row of await exec.rows(sql, params)) found.push(this.decodeRow(type, row));
     }
     return found.sort((a, b) => compareIds(entityId(a.values), entityId(b.values)));

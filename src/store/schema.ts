@@ -135,6 +135,10 @@ function entityTable(model: Model, t: EntityTypeDef): TableDef {
     indexes.push({ name: `${t.table}_by_${fkColumn}_and_id`, columns: [ACCOUNT_COLUMN, fkColumn, 'id'], unique: false });
     retiredIndexes.push(`${t.table}_by_${fkColumn}`);
   }
+  for (const prop of t.properties) {
+    // Ending with id for the same reason: the matches come in id order, as lookups list them.
+    if (prop.indexed) indexes.push({ name: `${t.table}_by_${prop.column}_and_id`, columns: [ACCOUNT_COLUMN, prop.column, 'id'], unique: false });
+  }
   for (const key of t.uniqueKeys) {
     indexes.push({ name: uniqueIndexName(t, key), columns: [ACCOUNT_COLUMN, ...uniqueKeyColumns(t, key)], unique: true });
     // The index over the text itself, from before rules compared comparison keys.

@@ -207,11 +207,11 @@ describe(`the ${testEngine} dialect`, () => {
 
   test('a list of values of each type matches exactly the rows holding one of them, whatever the text holds', async () => {
     const { dialect, codec } = store;
-    /** The members of `candidates` that `inValues` finds in `list`. */
+    /** The members of `candidates` (rows of account 1) that `rowsWithAnyOf` finds in `list`. */
     const matching = async (type: ExprType & EdmType, candidates: readonly EdmValue[], list: readonly EdmValue[]): Promise<EdmValue[]> => {
-      const rows = candidates.map((_, i) => `SELECT ${i} AS n, ${dialect.typed(type, '?')} AS v`).join(' UNION ALL ');
-      const sql = `SELECT n FROM (${rows}) t WHERE ${dialect.inValues('t.v', type, list.length)} ORDER BY n`;
-      const params = [...candidates.map((v) => codec.encode(type, v)), ...dialect.valuesParams(list.map((v) => codec.encode(type, v)))];
+      const rows = candidates.map((_, i) => `SELECT 1 AS account_id, ${i} AS n, ${dialect.typed(type, '?')} AS v`).join(' UNION ALL ');
+      const sql = `WITH candidates AS (${rows}) SELECT n FROM (${dialect.rowsWithAnyOf('t.n', 'candidates', 'v', type, list.length)}) found ORDER BY n`;
+      const params = [...candidates.map((v) => codec.encode(type, v)), ...dialect.lookupParams(1, list.map((v) => codec.encode(type, v)))];
       const found = await store.read(1, (tx) => tx.all<{ n: unknown }>(sql, params));
       return found.map((r) => candidates[Number(r.n)]!);
     };

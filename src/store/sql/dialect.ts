@@ -48,11 +48,12 @@ export interface SqlDialect {
   /** The value of that parameter. */
   idsParam(ids: readonly bigint[]): SqlValue;
   /**
-   * `<column> IN <count values of type>`, for a lookup by many values of one property
-   * (EntityStore.findWhereAny), with `?` placeholders; valuesParams binds the values to them.
+   * A lookup by many values of one property (EntityStore.findWhereAny): `SELECT <select>` (over
+   * the alias t) of the account's rows of `table` whose `column` holds one of `count` distinct
+   * values of `type`, with `?` placeholders; lookupParams binds the account and the values.
    */
-  inValues(column: string, type: ExprType, count: number): string;
-  valuesParams(values: readonly SqlValue[]): SqlValue[];
+  rowsWithAnyOf(select: string, table: string, column: string, type: ExprType, count: number): string;
+  lookupParams(accountId: number, values: readonly SqlValue[]): SqlValue[];
   /**
    * An INSERT of `rows` rows into `table`'s `columns` (of `types`), with `?` placeholders;
    * rowsParams binds to them the rows' values, given row after row in column order.

@@ -71,8 +71,9 @@ export const sqliteDialect: SqlDialect = {
   typed: (_type, placeholder) => placeholder,
   inIds: (column, placeholder) => `${column} IN (SELECT value FROM json_each(${placeholder}))`,
   idsParam: (ids) => `[${ids.join(',')}]`,
-  inValues: (column, _type, count) => `${column} IN (${Array.from({ length: count }, () => '?').join(', ')})`,
-  valuesParams: (values) => [...values],
+  rowsWithAnyOf: (select, table, column, _type, count) =>
+    `SELECT ${select} FROM ${table} t WHERE t.account_id = ? AND t.${column} IN (${Array.from({ length: count }, () => '?').join(', ')})`,
+  lookupParams: (accountId, values) => [accountId, ...values],
   insertRows: (table, columns, _types, rows) => {
     const tuple = `(${columns.map(() => '?').join(', ')})`;
     return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')}`;
