@@ -2,7 +2,7 @@
  * The PostgreSQL adapter's own guarantees, against a real server: exact values both ways, named
  * statements bounded per connection, streamed reads that let other statements run between pages,
  * one account's writes serialised (and other accounts' not), the id sequence, the statement
- * timeout, a read of one statement in one implicit transaction with its tenant, a read whose end rides
+ * timeout, a lookup by many values that probes its index without statistics, a read of one statement in one implicit transaction with its tenant, a read whose end rides
  * with the connection's next statements, and close() draining what is in flight.
  *
  * PostgreSQL only: the SQLite adapter's counterparts are its single writer and its own tests.
@@ -251,6 +251,32 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
       await observer.end();
       await single.close();
     }
+  });
+
+  test('a lookup by many values probes the index on its column, in a table the planner has no statistics of', async () => {
+    // A new database's table, as an import fills it: never analyzed, and kept so here.
+    const owner = new pg.Client({ connectionString: database.ownerUrl ?? database.url });
+    await owner.connect();
+    try {
+      await owner.query('ALTER TABLE buyers SET (autovacuum_enabled = false)');
+    } finally {
+      await owner.end();
+    }
+    const names = Array.from({ length: 200 }, (_, i) => `buyer ${i * 7}`);
+    await store.write(12, (tx) => tx.run(`INSERT INTO buyers (account_id, id, buyer_name) SELECT 12, g, 'buyer ' || g FROM generate_series(1, 3000) g`));
+    const { dialect } = store;
+    const plan = async (sql: string, params: unknown[]) =>
+      JSON.stringify(await store.read(12, (tx) => tx.all(dialect.plannedPerExecution(`EXPLAIN (FORMAT JSON) ${sql}`), params as never[])));
+    const lookup = dialect.rowsWithAnyOf('t.id', 'buyers', 'buyer_name', 'Edm.String', names.length);
+    const lookupPlan = await plan(lookup, dialect.lookupParams(12, names));
+    assert.match(lookupPlan, /"Index Name":"buyers_by_buyer_name_and_id"/, lookupPlan);
+    assert.doesNotMatch(lookupPlan, /buyers_pkey/, lookupPlan);
+    // The form it replaced: the planner takes the list to match every row, and scans the account.
+    const listPlan = await plan(`SELECT t.id FROM buyers t WHERE t.account_id = ? AND t.buyer_name = ANY(CAST(? AS text[]))`, [12, `{${names.map((n) => `"${n}"`).join(',')}}`]);
+    assert.match(listPlan, /"Index Name":"buyers_pkey"/, listPlan);
+    // And the lookup finds exactly the rows named, each once.
+    const found = await store.read(12, (tx) => tx.all<{ id: bigint }>(lookup, dialect.lookupParams(12, names)));
+    assert.deepEqual(found.map((r) => BigInt(r.id)).sort((a, b) => (a < b ? -1 : 1)), names.map((_, i) => BigInt(i * 7)).filter((id) => id >= 1n));
   });
 
   test('close() waits for the transactions in flight, then refuses new ones', async () => {
