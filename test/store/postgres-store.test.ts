@@ -178,7 +178,7 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
     const single = openStore(database.url, { poolSize: 1 });
     const admitting = (account: number) => ({ sql: `SELECT CAST(${account} AS bigint) AS account_id`, params: [], check: () => undefined });
     try {
-      // First use of this connection: the check fails, so the server skips the statement's Parse.
+      // First use of this connection: the check fails (both statements were parsed before it ran).
       const failing = { sql: 'SELECT CAST(1 / 0 AS bigint) AS account_id', params: [], check: () => undefined };
       await assert.rejects(single.read(9, (tx) => tx.get('SELECT 42 AS answer'), failing, 'one'), { code: '22012' });
       // node-pg must not take the skipped statement for prepared ("prepared statement … does not exist").
@@ -197,6 +197,55 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
       await assert.rejects(single.read(9, async () => { throw new Error('fn failed'); }, admitting(9), 'one'), /fn failed/);
     } finally {
       await single.close();
+    }
+  });
+
+  test('reads of one statement share connections: each sees its own tenant, and one that fails or is refused fails alone', async () => {
+    // A pool of 8: two connections are shared by reads of one statement.
+    const shared = openStore(database.url, { poolSize: 8 });
+    const epoch = store.codec.encode('Edm.DateTime', 0);
+    const admitting = (account: number) => ({ sql: `SELECT CAST(${account} AS bigint) AS account_id`, params: [], check: () => undefined });
+    const refusal = new Error('refused');
+    const refusing = { sql: 'SELECT CAST(NULL AS bigint) AS account_id', params: [], check: () => { throw refusal; } };
+    const failingCheck = { sql: 'SELECT CAST(1 / 0 AS bigint) AS account_id', params: [], check: () => undefined };
+    // Row-level security shows a read its tenant's rows alone: account 21 has 2 catalogs, 22 has 3.
+    for (const [account, count] of [[21, 2], [22, 3]] as const) {
+      await store.write(account, async (tx) => {
+        for (let i = 0; i < count; i++) {
+          await tx.run(`INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`, [account, BigInt(account * 100 + i), `c${i}`, 'true', epoch, epoch]);
+        }
+      });
+    }
+    const statement = "SELECT current_setting('app.account_id', true) AS tenant, (SELECT count(*) FROM catalogs) AS catalogs, pg_backend_pid() AS pid";
+    try {
+      // The first read sent on each fresh connection fails its check: the statement behind it,
+      // which every other read binds to without parsing it again, must still have been parsed.
+      const reads = Array.from({ length: 96 }, (_, i) => {
+        if (i < 2) return { kind: 'failing check', run: shared.read(21, (tx) => tx.get(statement), failingCheck, 'one') };
+        if (i % 10 === 3) return { kind: 'refused', run: shared.read(21, (tx) => tx.get(statement), refusing, 'one') };
+        if (i % 10 === 7) return { kind: 'failing statement', run: shared.read(22, (tx) => tx.get('SELECT CAST(1 / 0 AS int) AS x'), admitting(22), 'one') };
+        const account = i % 2 === 0 ? 21 : 22;
+        return { kind: `account ${account}`, run: shared.read(account, (tx) => tx.get<{ tenant: string; catalogs: bigint; pid: number }>(statement), admitting(account), 'one') };
+      });
+      const outcomes = await Promise.allSettled(reads.map((r) => r.run));
+      const pids = new Set<number>();
+      for (const [i, outcome] of outcomes.entries()) {
+        const { kind } = reads[i]!;
+        if (kind === 'failing check' || kind === 'failing statement') {
+          assert.equal(outcome.status === 'rejected' && (outcome.reason as { code?: string }).code, '22012', `read ${i} (${kind})`);
+        } else if (kind === 'refused') {
+          assert.ok(outcome.status === 'rejected' && outcome.reason === refusal, `read ${i} (${kind})`);
+        } else {
+          assert.equal(outcome.status, 'fulfilled', `read ${i} (${kind}): ${outcome.status === 'rejected' ? String(outcome.reason) : ''}`);
+          const row = (outcome as PromiseFulfilledResult<{ tenant: string; catalogs: bigint; pid: number } | undefined>).value!;
+          const account = Number(kind.slice('account '.length));
+          assert.deepEqual({ tenant: row.tenant, catalogs: BigInt(row.catalogs) }, { tenant: String(account), catalogs: account === 21 ? 2n : 3n }, `read ${i}`);
+          pids.add(row.pid);
+        }
+      }
+      assert.ok(pids.size >= 1 && pids.size <= 2, `the reads ran on the two shared connections, not on one each: ${pids.size} server processes`);
+    } finally {
+      await shared.close();
     }
   });
 

@@ -12,6 +12,7 @@
  *   transaction (group commit, as SQLite's writer does): each runs in its own SAVEPOINT, so one
  *   that fails is undone alone, and all are answered after the one COMMIT;
  * - directory statements (auth tables) run with no tenant set.
+ * Reads of one statement share a few connections instead (./shared-reads.ts).
  * close() waits for the transactions in flight, then ends the pool.
  */
 import type { Pool, PoolClient, PoolConfig } from 'pg';
@@ -23,6 +24,7 @@ import { pgDialect } from './dialect';
 import { ID_SEQUENCE, TENANT_SETTING, migratePostgres, postgresTables } from './ddl';
 import { ConnectionExecutor } from './executor';
 import { OneStatementRead, type ReadSetup } from './one-statement-read';
+import { SharedReadConnections } from './shared-reads';
 import { StatementCache } from './statements';
 import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
 import { compareIds } from '../../odata/entity';
@@ -47,6 +49,18 @@ export interface PostgresOptions {
   readonly poolWaitMs?: number;
   /** How long a finished read's COMMIT may wait for the connection's next use (see LeftOpen). */
   readonly readEndWaitMs?: number;
+  /**
+   * Pooled connections that reads of one statement share (./shared-reads.ts); by default one per
+   * four of the pool, at most two, and none behind a pooler (it would hand each Sync's
+   * transaction to a server connection of its choosing, and the reads share nothing then).
+   */
+  readonly sharedReadConnections?: number;
+}
+
+function sharedReadConnectionsOf(options: PostgresOptions): number {
+  if (options.sharedReadConnections !== undefined) return options.sharedReadConnections;
+  if (behindPooler(options)) return 0;
+  return Math.min(2, Math.floor((options.poolSize ?? DEFAULT_POOL_SIZE) / 4));
 }
 
 /**
@@ -55,6 +69,8 @@ export interface PostgresOptions {
  * noticeably longer, long enough that under load nearly every read's end rides along.
  */
 export const DEFAULT_READ_END_WAIT_MS = 5;
+
+const DEFAULT_POOL_SIZE = 10;
 
 /** The default wait for a pooled connection: short, so that overload answers 503 at once. */
 export const DEFAULT_POOL_WAIT_MS = 3_000;
@@ -106,7 +122,7 @@ const behindPooler = (options: PostgresOptions) => options.preparedStatements ==
 function connectionConfig(url: string, options: PostgresOptions): PoolConfig {
   return {
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
     // A request that waits this long for a free connection is answered 503 instead of queueing.
     connectionTimeoutMillis: options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS,
     application_name: 'catalogue-service',
@@ -154,9 +170,13 @@ export class PostgresStore implements Store {
   private commitListener: ((writes: number) => void) | undefined;
   /** Connections back in the pool whose last read has not been ended yet (see leaveOpen). */
   private readonly leftOpen = new WeakMap<PoolClient, LeftOpen>();
+  /** Where reads of one statement run, or undefined where they take a pooled connection each. */
+  private readonly sharedReads: SharedReadConnections | undefined;
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
+    const shared = sharedReadConnectionsOf(options);
+    this.sharedReads = shared > 0 ? new SharedReadConnections(shared, () => this.connect(), behindPooler(options) ? undefined : STATEMENTS_PER_CONNECTION) : undefined;
     this.settings = sessionSettings(options);
     // An idle connection that the server drops (restart, admin) reports here; the pool discards
     // it and opens a new one when needed. Without a listener the process would exit.
@@ -224,8 +244,8 @@ export class PostgresStore implements Store {
    * one node-pg query and no BEGIN or COMMIT. A refused check is the error it reports, even
    * when fn failed first or ran no statement.
    */
-  private readOneStatement<T>(setup: ReadSetup, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.withConnection(async (client, cache) => {
+  private async readOneStatement<T>(setup: ReadSetup, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const read = async (client: PoolClient, cache: StatementCache | undefined) => {
       const tx = new OneStatementRead(client, cache, setup);
       let value: T;
       try {
@@ -235,7 +255,18 @@ export class PostgresStore implements Store {
       }
       await tx.settled();
       return value;
-    });
+    };
+    if (this.sharedReads) {
+      if (this.closing) throw new Error('The store is closed');
+      this.inFlight++;
+      try {
+        const shared = await this.sharedReads.run(read);
+        if (shared) return shared.value;
+      } finally {
+        if (--this.inFlight === 0) this.drained?.();
+      }
+    }
+    return this.withConnection(read);
   }
 
   write<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, options: WriteOptions = {}): Promise<T> {
@@ -397,10 +428,7 @@ export class PostgresStore implements Store {
     if (this.closing && !options.draining) throw new Error('The store is closed');
     this.inFlight++;
     try {
-      const client = await this.pool.connect().catch((error: Error) => {
-        if (error.message === POOL_TIMEOUT_MESSAGE) throw new StoreBusyError(this.options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS);
-        throw error;
-      });
+      const client = await this.connect();
       let cache = this.caches.get(client);
       if (!cache && !behindPooler(this.options)) {
         cache = new StatementCache(STATEMENTS_PER_CONNECTION);
@@ -422,6 +450,14 @@ export class PostgresStore implements Store {
     } finally {
       if (--this.inFlight === 0) this.drained?.();
     }
+  }
+
+  /** A connection from the pool; a StoreBusyError (503) after the longest wait for one. */
+  private connect(): Promise<PoolClient> {
+    return this.pool.connect().catch((error: Error) => {
+      if (error.message === POOL_TIMEOUT_MESSAGE) throw new StoreBusyError(this.options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS);
+      throw error;
+    });
   }
 
   /**
@@ -506,6 +542,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+      this.sharedReads?.close();
       await this.pool.end();
     })();
     return this.closing;

@@ -78,8 +78,10 @@ export class StatementCache {
       this.evicted.delete(name);
       // A statement whose Parse failed was never prepared: there is nothing to deallocate.
       if (parsed[name] === undefined) continue;
-      await client.query(`DEALLOCATE "${name}"`);
+      // Forgotten before the DEALLOCATE is sent: a statement sent behind it on a shared
+      // connection (./shared-reads.ts) parses the name again instead of binding to it.
       delete parsed[name];
+      await client.query(`DEALLOCATE "${name}"`);
     }
   }
 

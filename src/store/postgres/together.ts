@@ -143,16 +143,30 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
   }
 
   override prepare(connection: WireConnection): void {
-    for (const statement of this.statements) {
+    // Every Parse before the first Execute: a statement that fails skips the rest of the
+    // sequence, and a Parse skipped so would leave its name unprepared for the sequences sent
+    // behind this one on the same connection (reads share connections: ./shared-reads.ts),
+    // which do not parse it again. An unnamed statement is parsed right before its Bind, since
+    // each Parse of one replaces the last.
+    const names = this.statements.map((statement) => {
       const p = prepared(statement.sql);
       const name = this.cache && !p.perExecution ? p.name : '';
-      if (name) this.cache!.use(p);
-      if (!name || (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined)) {
-        connection.parse({ text: p.text, name });
-        if (name) connection.submittedNamedStatements[name] = p.text;
+      if (name) {
+        this.cache!.use(p);
+        if (connection.parsedStatements[name] === undefined && connection.submittedNamedStatements[name] === undefined) {
+          connection.parse({ text: p.text, name });
+          connection.submittedNamedStatements[name] = p.text;
+          this.unconfirmed.push(name);
+        }
+      }
+      return { name, text: p.text };
+    });
+    for (const [i, { name, text }] of names.entries()) {
+      if (!name) {
+        connection.parse({ text, name });
         this.unconfirmed.push(name);
       }
-      connection.bind({ statement: name, values: statement.params, valueMapper: prepareValue });
+      connection.bind({ statement: name, values: this.statements[i]!.params, valueMapper: prepareValue });
       connection.describe({ type: 'P', name: '' });
       connection.execute({ portal: '' });
     }
