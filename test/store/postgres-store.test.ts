@@ -249,6 +249,25 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
     }
   });
 
+  test('a shared read connection that the server ends is replaced: the reads after it are answered', async () => {
+    const shared = openStore(database.url, { poolSize: 8 });
+    const admitting = { sql: 'SELECT CAST(23 AS bigint) AS account_id', params: [], check: () => undefined };
+    const backendOf = () => shared.read(23, (tx) => tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'), admitting, 'one');
+    const observer = new pg.Client({ connectionString: database.url });
+    await observer.connect();
+    try {
+      const before = new Set((await Promise.all(Array.from({ length: 8 }, backendOf))).map((row) => row!.pid));
+      assert.ok(before.size >= 1 && before.size <= 2, `reads ran on the shared connections: ${[...before].join(', ')}`);
+      for (const pid of before) await observer.query('SELECT pg_terminate_backend($1)', [pid]);
+      await sleep(200);
+      const after = new Set((await Promise.all(Array.from({ length: 8 }, backendOf))).map((row) => row!.pid));
+      for (const pid of after) assert.ok(!before.has(pid), `read on a connection the server ended (${pid})`);
+    } finally {
+      await observer.end();
+      await shared.close();
+    }
+  });
+
   test("a read's COMMIT rides with the connection's next statements: the next transaction sees what committed in between", async () => {
     // A wait far beyond the test: only the connection's next use can end the read.
     const single = openStore(database.url, { poolSize: 1, readEndWaitMs: 60_000 });

@@ -30,7 +30,9 @@ interface WithSocket {
 
 class SharedConnection {
   readsInFlight = 0;
+  /** Out of use: failed, ended by the server, or given back at close(). */
   broken = false;
+  stopListening: () => void = () => undefined;
   /** Whether the socket is corked until the end of this turn of the event loop. */
   private heldBack = false;
 
@@ -99,8 +101,9 @@ export class SharedReadConnections {
         while (this.connections.length < this.size && !this.closed) {
           const client = await this.connect();
           const connection = new SharedConnection(client, this.statementsPerConnection === undefined ? undefined : new StatementCache(this.statementsPerConnection));
-          // The reads in flight on it fail with the error; later ones go elsewhere.
-          client.on('error', (error: Error) => this.discard(connection, error));
+          // The reads in flight on it fail with the error; later ones go elsewhere. A server
+          // that ends the session (pg_terminate_backend, a restart) may only close the socket.
+          connection.stopListening = listenFor(client, (error) => this.discard(connection, error));
           this.connections.push(connection);
         }
       } finally {
@@ -110,9 +113,11 @@ export class SharedReadConnections {
     return this.opening;
   }
 
+  /** Takes a connection out of use and gives it back to the pool to be discarded. */
   private discard(connection: SharedConnection, error: Error): void {
     if (connection.broken) return;
     connection.broken = true;
+    connection.stopListening();
     this.connections = this.connections.filter((c) => c !== connection);
     connection.client.release(error);
   }
@@ -120,7 +125,27 @@ export class SharedReadConnections {
   /** Gives every connection back to the pool; call once no read is in flight. */
   close(): void {
     this.closed = true;
-    for (const connection of this.connections) connection.client.release();
+    for (const connection of this.connections) {
+      connection.broken = true;
+      connection.stopListening();
+      connection.client.release();
+    }
     this.connections = [];
   }
+}
+
+/**
+ * Calls `lost` when the connection fails or the server ends it: the reads in flight on it fail
+ * with the error, and later ones go elsewhere. A server that ends the session
+ * (pg_terminate_backend, a restart) may only close the socket. The stop function it answers.
+ */
+function listenFor(client: PoolClient, lost: (error: Error) => void): () => void {
+  const failed = (error: Error) => lost(error);
+  const ended = () => lost(new Error('The server closed the connection'));
+  client.on('error', failed);
+  client.on('end', ended);
+  return () => {
+    client.off('error', failed);
+    client.off('end', ended);
+  };
 }
