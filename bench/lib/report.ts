@@ -206,6 +206,7 @@ export function evaluateTargets(engine: Engine, rows: readonly Row[], exported: 
       entities('filter-json', 'PostgreSQL: filtered 50-row page, JSON', 30_000),
       requests('post-json', 'PostgreSQL: POST', 2_000),
       requests('batch-changeset', 'PostgreSQL: $batch of 10 MERGEs', 400),
+      rate('deep-insert', 'PostgreSQL: deep insert (bulk writes)', 20_000, 'rows/s', (r) => r.entitiesPerSecond),
       exportTarget(6),
       {
         name: 'PostgreSQL: 128 clients on the default pool',

@@ -25,7 +25,7 @@ export interface Workload {
   readonly id: string;
   readonly title: string;
   readonly expectStatus: number;
-  /** Entities serialised in each answer, for entities/s. */
+  /** Entities serialised in each answer (a read) or created by each request (a deep insert), for entities/s. */
   readonly entitiesPerRequest?: number;
   /** Changes the catalogue (runs after the export, which on PostgreSQL shares the database). */
   readonly writes?: boolean;
@@ -215,6 +215,50 @@ const batchChangeset: Workload = {
   },
 };
 
+/** What a deep insert creates: a product with 5 specifics, 3 images and 10 variations, each with 2 specifics and a picture. */
+const DEEP_SPECIFICS = 5;
+const DEEP_IMAGES = 3;
+const DEEP_VARIATIONS = 10;
+/** Rows (entities) one deep insert writes. */
+export const DEEP_INSERT_ROWS = 1 + DEEP_SPECIFICS + DEEP_IMAGES + DEEP_VARIATIONS * (1 + 2 + 1);
+
+/** The connector's POST of a new product with its whole tree inline (JSON verbose, docs/protocol.md). */
+function deepProductBody(n: number): string {
+  return JSON.stringify({
+    __metadata: { type: 'CatalogueService.Product' },
+    Title: `Bench deep ${n}`,
+    Price: '19.99',
+    StockAmount: 7,
+    ForeignId: `DEEP-${n}`,
+    ProductSpecifics: { results: Array.from({ length: DEEP_SPECIFICS }, (_, i) => ({ Name: `Spec ${i}`, Value: `value ${i}|other ${i}` })) },
+    ProductImages: Array.from({ length: DEEP_IMAGES }, (_, i) => ({ ImageUrl: `https://img.example.com/deep/${n}/${i + 1}.jpg`, Type: i + 1 })),
+    ProductVariations: Array.from({ length: DEEP_VARIATIONS }, (_, i) => ({
+      Price: `${10 + i}.50`,
+      StockAmount: i,
+      Sku: `DEEP-${n}-${i}`,
+      ProductVariationSpecifics: [
+        { Name: 'Colour', Value: `colour ${i}` },
+        { Name: 'Size', Value: `size ${i}` },
+      ],
+      ProductVariationPictures: { results: [{ ImageUrl: `https://img.example.com/deep/${n}/v${i}.jpg`, ImagePosition: 0 }] },
+    })),
+  });
+}
+
+const deepInsert: Workload = {
+  id: 'deep-insert',
+  writes: true,
+  title: `POST Products JSON, deep insert (${DEEP_INSERT_ROWS} rows)`,
+  expectStatus: 201,
+  entitiesPerRequest: DEEP_INSERT_ROWS,
+  request: (ctx, n) => ({ method: 'POST', path: `${SERVICE_PATH}/Products`, headers: connectorHeaders(ctx.credentials), body: deepProductBody(n) }),
+  check(res, _ctx, first) {
+    const d = (JSON.parse(res.body) as { d: Record<string, unknown> }).d;
+    const sent = JSON.parse(String(first.body)) as { ForeignId: string };
+    expect(typeof d.Id === 'string' && d.ForeignId === sent.ForeignId, `expected the created product, got ${res.body.slice(0, 300)}`);
+  },
+};
+
 /** Reads first, then (after the export) the writes. */
 export const WORKLOADS: readonly Workload[] = [
   productByKey('json'),
@@ -225,6 +269,7 @@ export const WORKLOADS: readonly Workload[] = [
   mergeVariation,
   reviseInventory,
   batchChangeset,
+  deepInsert,
   { ...filteredPage('json'), id: 'crowd-filter-json', title: `GET Products?$filter (${FILTER_PAGE} rows) JSON, 128 clients`, crowd: { connections: 128, shedStatus: 503 } },
 ];
 
