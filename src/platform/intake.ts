@@ -58,9 +58,9 @@ export class PlatformIntake {
    *
    * Order documents read and write as a set (BufferedRows): their lookups are loaded for all of
    * them at once and their rows written in multi-row INSERTs, sent ahead as the documents go
-   * (BufferedRows.writeAhead): the database writes one set while the next is read. Should writing a set fail where
-   * single writes would have failed at one document, the transaction is undone and the documents
-   * are applied again one by one, which names that document.
+   * (BufferedRows.writeAhead): the database writes one set while the next is read. Should
+   * writing a set fail where single writes would have failed at one document, the transaction
+   * is undone and the documents are applied again one by one, which names that document.
    */
   async applyAll(accountId: number, docs: readonly PlatformDocument[]): Promise<DeliveryOutcome[]> {
     try {

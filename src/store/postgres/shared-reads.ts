@@ -69,8 +69,9 @@ export class SharedReadConnections {
   constructor(
     /** How many connections the reads share. */
     private readonly size: number,
-    /** A connection from the pool, and whether it prepares named statements. */
+    /** A connection from the pool. */
     private readonly connect: () => Promise<PoolClient>,
+    /** Named statements each connection keeps; undefined sends every statement unnamed. */
     private readonly statementsPerConnection: number | undefined,
   ) {}
 
@@ -101,8 +102,6 @@ export class SharedReadConnections {
         while (this.connections.length < this.size && !this.closed) {
           const client = await this.connect();
           const connection = new SharedConnection(client, this.statementsPerConnection === undefined ? undefined : new StatementCache(this.statementsPerConnection));
-          // The reads in flight on it fail with the error; later ones go elsewhere. A server
-          // that ends the session (pg_terminate_backend, a restart) may only close the socket.
           connection.stopListening = listenFor(client, (error) => this.discard(connection, error));
           this.connections.push(connection);
         }
