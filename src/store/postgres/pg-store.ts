@@ -24,6 +24,7 @@ import { pgDialect } from './dialect';
 import { ID_SEQUENCE, TENANT_SETTING, migratePostgres, postgresTables } from './ddl';
 import { ConnectionExecutor } from './executor';
 import { OneStatementRead, type ReadSetup } from './one-statement-read';
+import { holdWrites } from './held-writes';
 import { SharedReadConnections } from './shared-reads';
 import { StatementCache } from './statements';
 import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
@@ -603,21 +604,9 @@ async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob): Promise<{ 
   }
 }
 
-/** node-pg's socket (not public API; absent, nothing is batched and nothing breaks). */
-interface WithSocket {
-  connection?: { stream?: { cork?: () => void; uncork?: () => void } };
-}
-
-/**
- * Holds back the writes to the connection's socket until the current turn of the event loop has
- * run (its promise callbacks included), then sends them in one system call. node-pg corks each
- * statement's own messages the same way; the two nest.
- */
+/** Sends what the connection is given in the rest of this tick (its promise callbacks included) in one write. */
 function sendTogether(client: PoolClient): void {
-  const stream = (client as unknown as WithSocket).connection?.stream;
-  if (!stream?.cork || !stream.uncork) return;
-  stream.cork();
-  process.nextTick(() => stream.uncork!());
+  holdWrites(client, process.nextTick);
 }
 
 /** Errors of connecting: the server is not there, or refuses the role or the database. */

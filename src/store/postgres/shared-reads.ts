@@ -18,15 +18,11 @@
  * given back to the pool to be discarded, and the next read opens another.
  */
 import type { PoolClient } from 'pg';
+import { holdWrites } from './held-writes';
 import { StatementCache } from './statements';
 
 /** Reads in flight on one shared connection before further reads take a pooled connection. */
 const MAX_READS_IN_FLIGHT = 64;
-
-/** node-pg's socket (not public API; absent, nothing is held back and nothing breaks). */
-interface WithSocket {
-  connection?: { stream?: { cork?: () => void; uncork?: () => void } };
-}
 
 class SharedConnection {
   readsInFlight = 0;
@@ -48,14 +44,12 @@ class SharedConnection {
    */
   holdBackThisTurn(): void {
     if (this.heldBack) return;
-    const stream = (this.client as unknown as WithSocket).connection?.stream;
-    if (!stream?.cork || !stream.uncork) return;
-    this.heldBack = true;
-    stream.cork();
-    setImmediate(() => {
-      this.heldBack = false;
-      stream.uncork!();
-    });
+    this.heldBack = holdWrites(this.client, (send) =>
+      setImmediate(() => {
+        this.heldBack = false;
+        send();
+      }),
+    );
   }
 }
 
