@@ -19,7 +19,7 @@ import type { EdmValue } from '../odata/edm';
 import type { EntityRecord } from '../odata/entity';
 import type { Characteristic, CatalogueQueries, CharacteristicsLeftOut, ProductOf } from '../store/catalogue-queries';
 import type { EntityStore } from '../store/entities';
-import type { SqlExecutor, SqlValue } from '../store/store';
+import { sentBehind, type SqlExecutor, type SqlValue } from '../store/store';
 import type { RuleRows } from './rule-rows';
 
 interface FreshRow {
@@ -91,7 +91,7 @@ export class TreeRows implements RuleRows {
       rows.push(row.values);
     }
     const batches = [...byDepth.keys()].sort((a, b) => a - b).flatMap((depth) => [...byDepth.get(depth)!].map(([type, rows]) => ({ type, rows })));
-    await this.entities.insertManyTogether(tx, accountId, batches);
+    await sentBehind(tx, this.entities.insertManyTogether(tx, accountId, batches));
   }
 
   async exists(tx: SqlExecutor, accountId: number, type: EntityTypeDef, id: bigint): Promise<boolean> {

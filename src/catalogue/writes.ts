@@ -10,7 +10,7 @@ import { EntityMissing, invalid, RuleViolation } from '../model/rule-violation';
 import type { EdmValue } from '../odata/edm';
 import { entityId, inlineCount, type EntityPayload, type EntityRecord } from '../odata/entity';
 import type { EntityStore } from '../store/entities';
-import type { SqlExecutor, Store } from '../store/store';
+import { sentBehind, type SqlExecutor, type Store } from '../store/store';
 import { findNavigation } from '../model/define';
 import { takesInlineEntities } from './deep-insert';
 import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps, placementsRewrite, queriesOf } from './rules';
@@ -96,7 +96,8 @@ export class CatalogueWrites {
     }
     row.Id = await this.store.nextId(tx);
     await checkRules({ tx, accountId, entities: this.entities, rows: this.entities, model: this.model, type, row });
-    await this.entities.insert(tx, accountId, type, row);
+    // Its rules were checked: nothing that follows needs the INSERT's answer.
+    await sentBehind(tx, this.entities.insert(tx, accountId, type, row));
     await this.addBoundLinks(tx, accountId, type, row.Id, payload);
     if (payload.inline && payload.inline.size > 0) await this.createTree(tx, accountId, type, row, payload);
     // A new row starts at version 1 (the column's default).

@@ -83,7 +83,8 @@ export async function handleWrite(r: ODataRequest, path: ResourcePath, rawPath: 
       const hash = requestHash(r.method, rawPath, body);
       return once(tx, r.app.store.codec, r.accountId, key, hash, r.app.clock.now(), async () => (await writeResource(r, tx, path, plan)).reply);
     },
-    { newIds: idsNeeded(plan), ...(r.credentialGuard ? { guard: r.credentialGuard } : {}) },
+    // fn touches nothing outside the transaction: it may run again (WriteOptions.repeatable).
+    { newIds: idsNeeded(plan), repeatable: true, ...(r.credentialGuard ? { guard: r.credentialGuard } : {}) },
   );
   r.responder.send(reply);
 }

@@ -50,6 +50,23 @@ export interface SqlExecutor {
    * its own on.
    */
   readonly idsAhead?: IdsAhead;
+  /**
+   * Takes over the wait for a statement already sent whose answer the write does not need to go
+   * on (see sentBehind): true when it did, and then the transaction waits for it before it
+   * commits and the write fails with its error should it fail. Absent, or false, where the
+   * engine cannot.
+   */
+  writeBehind?(sent: Promise<unknown>): boolean;
+}
+
+/**
+ * A statement a write sent whose answer it does not need to go on, as the INSERT of rows whose
+ * rules were checked before it: left to the executor where it takes it (SqlExecutor.writeBehind,
+ * PostgreSQL within a batch of writes that may run again), else waited for here.
+ */
+export async function sentBehind(tx: SqlExecutor, sent: Promise<unknown>): Promise<void> {
+  if (tx.writeBehind?.(sent)) return;
+  await sent;
 }
 
 /** Entity ids drawn ahead for one transaction, taken in ascending order. */
@@ -107,11 +124,18 @@ export interface WriteOptions {
   readonly newIds?: number;
   /**
    * A credential check to run first inside the write (as a read runs its ReadGuard): fn's
-   * statements take effect only if it accepts its row. A refused check rolls the write back
-   * alone, and the write fails with the check's error. On PostgreSQL the check travels with the
-   * write's first statement, so it costs no round trip of its own.
+   * statements take effect only if it accepts its row. A refused check fails the write alone,
+   * with the check's error. On PostgreSQL the checks of a batch's writes travel with its BEGIN
+   * (one statement per distinct check), so they cost no round trip of their own, and a write
+   * whose check refuses never runs.
    */
   readonly guard?: ReadGuard;
+  /**
+   * fn changes nothing but its transaction (no state of its own outside it), so it may run again
+   * from the start: PostgreSQL then lets its statements be written behind (sentBehind) and runs
+   * it again, alone, should one of them fail.
+   */
+  readonly repeatable?: boolean;
 }
 
 /** How an engine stores each Edm type: model values in, database values out. */

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { openStore } from '../../src/store/open';
-import type { Store } from '../../src/store/store';
+import { sentBehind, type SqlExecutor, type Store } from '../../src/store/store';
 import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -81,6 +81,102 @@ describe('PostgreSQL group commit', { skip: testEngine !== 'postgres' && 'Postgr
     assert.equal(((results[2] as PromiseRejectedResult).reason as { code?: string }).code, '23505');
     assert.equal(commits.reduce((a, b) => a + b, 0), 4, `writes per COMMIT: ${commits.join(', ')}`);
     assert.deepEqual(await catalogNames(13), ['kept 1', 'kept 3']);
+  });
+
+  const insertSql = `INSERT INTO catalogs (account_id, id, name, is_root_level, creation_date, modification_date) VALUES (?, ?, ?, ?, ?, ?)`;
+  /** A write that may run again and leaves its insert behind (sentBehind), counting its runs. */
+  const behindWrite = (account: number, id: bigint, name: string, runs: Map<string, number>, before?: (tx: SqlExecutor) => Promise<void>) =>
+    store.write(
+      account,
+      async (tx) => {
+        runs.set(name, (runs.get(name) ?? 0) + 1);
+        await before?.(tx);
+        await sentBehind(tx, tx.run(insertSql, [account, id, name, 'true', epoch(), epoch()]));
+        return name;
+      },
+      { repeatable: true },
+    );
+
+  test('writes that may run again leave their inserts behind: the next write starts before their answer', async () => {
+    commits.length = 0;
+    let firstAnswered = false;
+    let answeredWhenSecondRan: boolean | undefined;
+    const results = await Promise.all([
+      store.write(
+        20,
+        async (tx) => {
+          const sent = tx.run(insertSql, [20, 1n, 'first', 'true', epoch(), epoch()]);
+          void sent.then(() => (firstAnswered = true), () => undefined);
+          await sentBehind(tx, sent);
+          return 'first';
+        },
+        { repeatable: true },
+      ),
+      store.write(
+        20,
+        async (tx) => {
+          answeredWhenSecondRan ??= firstAnswered;
+          await sentBehind(tx, tx.run(insertSql, [20, 2n, 'second', 'true', epoch(), epoch()]));
+          return 'second';
+        },
+        { repeatable: true },
+      ),
+    ]);
+    assert.deepEqual(results, ['first', 'second']);
+    assert.deepEqual(commits, [2], 'one batch');
+    assert.equal(answeredWhenSecondRan, false, 'the second write ran while the first insert was unanswered');
+    assert.deepEqual(await catalogNames(20), ['first', 'second']);
+  });
+
+  test('an insert left behind that fails: its write fails with its error, and it and every write after it run again, waiting', async () => {
+    await insertCatalog(21, 1n, 'stored');
+    commits.length = 0;
+    const runs = new Map<string, number>();
+    let countSeenByLater: number | undefined;
+    const results = await Promise.allSettled([
+      behindWrite(21, 2n, 'kept before', runs),
+      // The same id as the stored row: the server refuses the insert after the write returned.
+      behindWrite(21, 1n, 'duplicate', runs),
+      // Waits for a statement of its own: it ran in a transaction already aborted, then again.
+      behindWrite(21, 3n, 'counting', runs, async (tx) => {
+        countSeenByLater = Number((await tx.get<{ n: bigint }>(`SELECT count(*) AS n FROM catalogs WHERE account_id = ?`, [21]))!.n);
+      }),
+      behindWrite(21, 4n, 'kept after', runs),
+      // One that may not run again starts only once everything before it is answered.
+      store.write(21, async (tx) => {
+        runs.set('once', (runs.get('once') ?? 0) + 1);
+        await tx.run(insertSql, [21, 5n, 'once', 'true', epoch(), epoch()]);
+        return 'once';
+      }),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    assert.equal(((results[1] as PromiseRejectedResult).reason as { code?: string }).code, '23505', 'the insert\'s own error');
+    assert.deepEqual(commits, [5], 'one batch');
+    assert.deepEqual(await catalogNames(21), ['stored', 'kept before', 'counting', 'kept after', 'once']);
+    // What the write that counted saw is the state a batch without writes behind gives it.
+    assert.equal(countSeenByLater, 2);
+    // The counting write met the failure: the batch went back to the duplicate's savepoint then,
+    // before the write after it had run.
+    assert.deepEqual(Object.fromEntries(runs), { 'kept before': 1, duplicate: 2, counting: 2, 'kept after': 1, once: 1 });
+  });
+
+  test('a failure left behind is found before the COMMIT when no write waited since', async () => {
+    await insertCatalog(23, 1n, 'stored');
+    commits.length = 0;
+    const runs = new Map<string, number>();
+    const results = await Promise.allSettled([behindWrite(23, 1n, 'duplicate', runs), behindWrite(23, 2n, 'after 1', runs), behindWrite(23, 3n, 'after 2', runs)]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'fulfilled', 'fulfilled']);
+    assert.equal(((results[0] as PromiseRejectedResult).reason as { code?: string }).code, '23505');
+    assert.deepEqual(commits, [3], 'one batch');
+    assert.deepEqual(Object.fromEntries(runs), { duplicate: 2, 'after 1': 2, 'after 2': 2 });
+    assert.deepEqual(await catalogNames(23), ['stored', 'after 1', 'after 2']);
+  });
+
+  test('a write that may not run again waits for its statements as before (sentBehind answers their outcome)', async () => {
+    await insertCatalog(22, 1n, 'stored');
+    const refused = store.write(22, (tx) => sentBehind(tx, tx.run(insertSql, [22, 1n, 'duplicate', 'true', epoch(), epoch()])));
+    await assert.rejects(refused, (error: { code?: string }) => error.code === '23505');
+    assert.deepEqual(await catalogNames(22), ['stored']);
   });
 
   test('a batch whose connection is lost keeps none of its writes and acknowledges none', async () => {

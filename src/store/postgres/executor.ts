@@ -23,6 +23,8 @@ export class ConnectionExecutor implements SqlExecutor {
   private readonly deferred: string[] = [];
   /** Set by the write transaction that drew ids ahead (WriteOptions.newIds). */
   idsAhead: IdsAhead | undefined;
+  /** Where the write running now notes the statements it leaves behind; unset where it waits for them. */
+  behind: ((sent: Promise<unknown>) => void) | undefined;
 
   constructor(
     private readonly client: ClientBase,
@@ -51,6 +53,12 @@ export class ConnectionExecutor implements SqlExecutor {
     if (!this.statements || p.perExecution) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
     this.statements.use(p);
     return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...rowMode });
+  }
+
+  writeBehind(sent: Promise<unknown>): boolean {
+    if (!this.behind) return false;
+    this.behind(sent);
+    return true;
   }
 
   /**

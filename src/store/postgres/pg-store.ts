@@ -26,6 +26,7 @@ import { ConnectionExecutor } from './executor';
 import { OneStatementRead, type ReadSetup } from './one-statement-read';
 import { holdWrites } from './held-writes';
 import { SharedReadConnections } from './shared-reads';
+import { runJobs, sendGuards, type JobOutcome, type WriteJob } from './write-batch';
 import { StatementCache } from './statements';
 import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
 import { compareIds } from '../../odata/entity';
@@ -91,17 +92,7 @@ const MAX_JOBS_PER_COMMIT = 64;
  */
 const BATCH_TIME_BUDGET_MS = 20;
 /** Ids drawn ahead for one batch at most (WriteOptions.newIds); a write that takes more asks again. */
-const MAX_IDS_AHEAD = 1_000;
-
-interface WriteJob {
-  run(tx: SqlExecutor): Promise<unknown>;
-  /** WriteOptions.guard. */
-  readonly guard: ReadGuard | undefined;
-  /** Ids it expects to take (WriteOptions.newIds). */
-  readonly newIds: number;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
+const MAX_IDS_AHEAD = 4_000;
 
 /** Named statements kept prepared per connection. */
 const STATEMENTS_PER_CONNECTION = 300;
@@ -282,6 +273,7 @@ export class PostgresStore implements Store {
         run: fn,
         guard: options.guard,
         newIds: Math.max(0, Math.min(MAX_IDS_AHEAD, Math.floor(options.newIds ?? 0))),
+        repeatable: options.repeatable === true,
         resolve: (value) => {
           settled();
           resolve(value as T);
@@ -325,16 +317,19 @@ export class PostgresStore implements Store {
    * COMMIT, the connection, the pool's wait), every write of the batch fails and none is kept.
    */
   private async commitBatch(accountId: number, queued: readonly WriteJob[]): Promise<WriteJob[]> {
-    const outcomes: { ok: boolean; value: unknown }[] = [];
-    let batch = queued;
-    let left: WriteJob[] = [];
+    let outcomes: JobOutcome[] = [];
+    // Until the jobs have run, none is known to be left out: a failure fails them all.
+    let ran = queued.length;
     try {
       await this.withConnection(
         async (client, cache, discard) => {
           const tx = new ConnectionExecutor(client, cache, true);
           sendTogether(client);
           const begun = client.query('BEGIN');
-          tx.after(Promise.all([begun, tx.query(SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId])]));
+          const locked = tx.query(SET_TENANT_AND_LOCK + this.settings, [String(accountId), accountId]);
+          // Sent behind the lock, before the prelude is set: each verdict is awaited in its job's turn.
+          const verdicts = sendGuards(tx, queued);
+          tx.after(Promise.all([begun, locked]));
           // The ids the batch's writes expect, drawn in the same round trip, once the lock is held.
           const idsWanted = Math.min(MAX_IDS_AHEAD, queued.reduce((sum, job) => sum + job.newIds, 0));
           const drawn = idsWanted > 0 ? tx.query(DRAW_IDS, [idsWanted]) : undefined;
@@ -346,15 +341,8 @@ export class PostgresStore implements Store {
             // (reading the clock for timestamps included) happens in the order writes are serialised.
             await tx.settled();
             if (drawn) tx.idsAhead = new IdsAhead(drawnIds((await drawn).rows));
-            const started = performance.now();
-            for (let i = 0; i < queued.length; i++) {
-              if (i > 0 && performance.now() - started > BATCH_TIME_BUDGET_MS) {
-                batch = queued.slice(0, i);
-                left = queued.slice(i);
-                break;
-              }
-              outcomes.push(await runInSavepoint(tx, queued[i]!));
-            }
+            outcomes = await runJobs(tx, queued, verdicts, BATCH_TIME_BUDGET_MS);
+            ran = outcomes.length;
             await commit(client, tx);
           } catch (error) {
             tx.end();
@@ -366,16 +354,17 @@ export class PostgresStore implements Store {
       );
     } catch (error) {
       // The writes that ran are lost with the transaction; those left out never ran.
-      for (const job of batch) job.reject(error);
-      return left;
+      for (const job of queued.slice(0, ran)) job.reject(error);
+      return queued.slice(ran);
     }
+    const batch = queued.slice(0, outcomes.length);
     this.commitListener?.(batch.length);
     batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) job.resolve(outcome.value);
       else job.reject(outcome.value);
     });
-    return left;
+    return queued.slice(outcomes.length);
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -570,38 +559,6 @@ async function commit(client: PoolClient, tx: ConnectionExecutor): Promise<void>
   await tx.settled();
   tx.end();
   await committed;
-}
-
-/**
- * One write of a batch in its own SAVEPOINT. The SAVEPOINT goes out with the write's first
- * statement and the RELEASE with the next write's (or the COMMIT): a write in a batch costs no
- * round trip more than a write alone. A write that fails is rolled back to its savepoint, which
- * also closes what cursors it opened, and the batch goes on.
- */
-async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob): Promise<{ ok: boolean; value: unknown }> {
-  tx.after(tx.query('SAVEPOINT write_job'));
-  const guard = job.guard;
-  // The credential check goes out with the write's first statement, whose answer counts only if
-  // the check accepted its row (see ConnectionExecutor.after): a refused check fails the write,
-  // and what its statements did is rolled back below.
-  const checked = guard ? tx.query(guard.sql, guard.params).then((result) => guard.check(result.rows[0] as Record<string, unknown> | undefined)) : undefined;
-  if (checked) tx.after(checked);
-  try {
-    const value = await job.run(tx);
-    // A write that ran no statement has not waited for its check yet.
-    await checked;
-    tx.defer('RELEASE SAVEPOINT write_job');
-    return { ok: true, value };
-  } catch (error) {
-    // Should the rollback itself fail, the connection is unusable: the whole batch fails.
-    tx.discardDeferred();
-    // A check still unanswered (the write failed before it used a statement) is waited for
-    // first, so that its refusal is not taken for the rollback's.
-    await tx.settled().catch(() => undefined);
-    await tx.query('ROLLBACK TO SAVEPOINT write_job');
-    tx.defer('RELEASE SAVEPOINT write_job');
-    return { ok: false, value: error };
-  }
 }
 
 /** Sends what the connection is given in the rest of this tick (its promise callbacks included) in one write. */
