@@ -11,12 +11,25 @@
 import { findNavigation, qualifiedName } from '../model/define';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import { invalid } from '../model/rule-violation';
+import type { EdmValue } from '../odata/edm';
 import type { EntityPayload } from '../odata/entity';
 import { LIMITS } from './rules';
 import { applyPayload } from './values';
 
 /** Most entities of one type a single parent may own, where a rule caps them (checked early). */
 const CHILDREN_PER_PARENT: Readonly<Record<string, number>> = { ProductVariation: LIMITS.variationsPerProduct };
+
+/**
+ * The row each inline entity was checked as, by its payload: with a stand-in for the parent's
+ * key and at time 0. The write makes its row from it (createdAt) instead of applying the payload
+ * again.
+ */
+const checkedRows = new WeakMap<EntityPayload, Readonly<Record<string, EdmValue>>>();
+
+/** The row checkDeepInsert made of an inline entity's payload, if it checked that payload. */
+export function checkedRowOf(payload: EntityPayload): Readonly<Record<string, EdmValue>> | undefined {
+  return checkedRows.get(payload);
+}
 
 /** Most entities one deep insert may create, the top-level one included. */
 export const MAX_DEEP_INSERT_ENTITIES = 5000;
@@ -59,7 +72,7 @@ export function checkDeepInsert(model: Model, type: EntityTypeDef, payload: Enti
         const values = new Map(child.values);
         values.set(foreignKey, 0n);
         try {
-          applyPayload(target, values, 'create', undefined, 0);
+          checkedRows.set(child, applyPayload(target, values, 'create', undefined, 0));
         } catch (error) {
           if (error instanceof Error) error.message = `${childAt} (${qualifiedName(model, target)}): ${error.message}`;
           throw error;

@@ -56,6 +56,21 @@ export function applyPayload(
   return row;
 }
 
+/** The names of a type's timestamp properties (PropertyDef.timestamp), worked out once per type. */
+const timestampNames = new WeakMap<EntityTypeDef, readonly string[]>();
+
+/**
+ * The row applyPayload answers for a create at `now`, from the row it answered for the same
+ * payload at another time: on create the time is in the timestamps alone.
+ */
+export function createdAt(type: EntityTypeDef, created: Readonly<Record<string, EdmValue>>, now: number): Record<string, EdmValue> {
+  let names = timestampNames.get(type);
+  if (!names) timestampNames.set(type, (names = type.properties.filter((p) => p.timestamp).map((p) => p.name)));
+  const row = { ...created };
+  for (const name of names) row[name] = now;
+  return row;
+}
+
 /** A sent value as the property takes it: blank text is no value where the model says so (an empty Sku). */
 function sentValue(p: PropertyDef, value: EdmValue): EdmValue {
   return p.blankIsNull && typeof value === 'string' && isBlank(value) ? null : value;

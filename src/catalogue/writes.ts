@@ -12,11 +12,11 @@ import { entityId, inlineCount, type EntityPayload, type EntityRecord } from '..
 import type { EntityStore } from '../store/entities';
 import { sentBehind, type SqlExecutor, type Store } from '../store/store';
 import { findNavigation } from '../model/define';
-import { takesInlineEntities } from './deep-insert';
+import { checkedRowOf, takesInlineEntities } from './deep-insert';
 import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps, placementsRewrite, queriesOf } from './rules';
 import type { RuleRows } from './rule-rows';
 import { TreeRows } from './tree-rows';
-import { applyPayload, type WriteMode } from './values';
+import { applyPayload, createdAt, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
 export type UriResolver = (uri: string, expected: EntityTypeDef) => bigint;
@@ -126,11 +126,7 @@ export class CatalogueWrites {
         const target = this.model.typeByName.get(nav.target)!;
         const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
         for (const child of children) {
-          const sent = new Map(child.values);
-          sent.delete(foreignKey);
-          const values = this.withBindings(target, { ...child, values: sent });
-          setParent(values, foreignKey, id);
-          const row = applyPayload(target, values, 'create', undefined, this.clock.now());
+          const row = this.childRow(target, child, foreignKey, id);
           if (IDEMPOTENT_CREATE.has(target.name) && (await this.findIdentical(tx, accountId, tree, target, row))) continue;
           row.Id = ids.shift()!;
           await checkRules({ tx, accountId, entities: this.entities, rows: tree, model: this.model, type: target, row });
@@ -143,6 +139,25 @@ export class CatalogueWrites {
     await createChildren(rootType, rootRow.Id as bigint, root, 1);
     await tree.store(tx, accountId);
     for (const link of boundLinks) await link();
+  }
+
+  /**
+   * The row of an inline entity under the parent `parentId`. One without bindings was checked
+   * before the transaction with a stand-in for the parent's key (deep-insert.ts): that row,
+   * with the key and the write's time, is the row applyPayload would make.
+   */
+  private childRow(type: EntityTypeDef, child: EntityPayload, foreignKey: string, parentId: bigint): Record<string, EdmValue> {
+    const checked = child.bindings.size === 0 ? checkedRowOf(child) : undefined;
+    if (checked) {
+      const row = createdAt(type, checked, this.clock.now());
+      row[foreignKey] = parentId;
+      return row;
+    }
+    const sent = new Map(child.values);
+    sent.delete(foreignKey);
+    const values = this.withBindings(type, { ...child, values: sent });
+    setParent(values, foreignKey, parentId);
+    return applyPayload(type, values, 'create', undefined, this.clock.now());
   }
 
   private async findIdentical(tx: SqlExecutor, accountId: number, rows: RuleRows, type: EntityTypeDef, row: Record<string, EdmValue>): Promise<EntityRecord | undefined> {

@@ -9,6 +9,7 @@
  */
 import type { ClientBase, QueryResult } from 'pg';
 import type { IdsAhead, RunResult, SqlExecutor, SqlValue } from '../store';
+import { holdWritesWhile } from './held-writes';
 import { prepared, type StatementCache } from './statements';
 
 /** Rows fetched per round trip of a streamed read. */
@@ -53,6 +54,11 @@ export class ConnectionExecutor implements SqlExecutor {
     if (!this.statements || p.perExecution) return this.client.query({ text: p.text, values: params as unknown[], ...rowMode });
     this.statements.use(p);
     return this.client.query({ name: p.name, text: p.text, values: params as unknown[], ...rowMode });
+  }
+
+  /** Holds the connection's writes back until the returned function is called or the tick ends (holdWritesWhile). */
+  holdWrites(): () => void {
+    return holdWritesWhile(this.client);
   }
 
   writeBehind(sent: Promise<unknown>): boolean {

@@ -22,3 +22,23 @@ export function holdWrites(client: ClientBase, until: (send: () => void) => void
   until(() => stream.uncork!());
   return true;
 }
+
+/**
+ * Holds back the client's writes until the returned function is called or this tick ends,
+ * whichever comes first: what one piece of work sends while it runs without waiting leaves in
+ * one write, and should it wait for an answer, what it sent goes out at once (the tick ends).
+ */
+export function holdWritesWhile(client: ClientBase): () => void {
+  let send: (() => void) | undefined;
+  let sent = false;
+  const sendOnce = () => {
+    if (sent) return;
+    sent = true;
+    send?.();
+  };
+  holdWrites(client, (release) => {
+    send = release;
+    process.nextTick(sendOnce);
+  });
+  return sendOnce;
+}

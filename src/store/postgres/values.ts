@@ -70,8 +70,18 @@ export function parseTimestamp(text: string): number {
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
+/** The last time formatted, and its text: the rows a write stores mostly carry the same time. */
+let lastFormatted = { ms: NaN, text: '' };
+
 /** UTC ms -> `timestamp` input text, for every year JavaScript can hold (AD and BC). */
 export function formatTimestamp(ms: number): string {
+  if (ms === lastFormatted.ms) return lastFormatted.text;
+  const text = formatTimestampText(ms);
+  lastFormatted = { ms, text };
+  return text;
+}
+
+function formatTimestampText(ms: number): string {
   const date = new Date(ms);
   if (Number.isNaN(date.getTime())) throw new ValueError(`${ms} is not a valid DateTime`);
   const year = date.getUTCFullYear();

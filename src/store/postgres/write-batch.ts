@@ -107,7 +107,11 @@ export async function runJobs(tx: ConnectionExecutor, jobs: readonly WriteJob[],
       }
       const at = i;
       tx.behind = leavesBehind ? (sent) => behind.add(at, sent) : undefined;
+      // What the write sends until it waits (all of it, if it leaves its inserts behind) leaves
+      // in one write to the socket, not one per statement.
+      const send = tx.holdWrites();
       const outcome = await runInSavepoint(tx, job, () => behind.firstFailure());
+      send();
       tx.behind = undefined;
       if ('restartAt' in outcome) {
         i = await restartAt(outcome.restartAt);
