@@ -174,12 +174,26 @@ export class TreeRows implements RuleRows {
 
   /** The fresh rows that match; without the stored root when the database was asked as well. */
   private freshMatching(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, storedAsked: boolean): Record<string, EdmValue>[] {
+    // Asked for every row a tree checks: one pass over `equal`, one over the candidates.
     const keys = foreignKeysOf(this.model, type);
-    const byKey = Object.entries(equal).find(([name, value]) => keys.has(name) && typeof value === 'bigint');
-    let candidates = (byKey ? this.byForeignKey.get(foreignKeyEntry(type, byKey[0], byKey[1] as bigint)) : this.byType.get(type)) ?? [];
-    if (storedAsked) candidates = candidates.filter((values) => values !== this.storedRoot);
-    const wanted = Object.entries(equal).map(([name, value]) => [name, this.entities.comparedValue(type, name, value)] as const);
-    return candidates.filter((values) => wanted.every(([name, value]) => sameValue(this.comparedValueOf(type, values, name), value)));
+    let byKey: string | undefined;
+    const names: string[] = [];
+    const wanted: SqlValue[] = [];
+    for (const name in equal) {
+      const value = equal[name]!;
+      if (byKey === undefined && typeof value === 'bigint' && keys.has(name)) byKey = foreignKeyEntry(type, name, value);
+      names.push(name);
+      wanted.push(this.entities.comparedValue(type, name, value));
+    }
+    const candidates = (byKey !== undefined ? this.byForeignKey.get(byKey) : this.byType.get(type)) ?? [];
+    const matching: Record<string, EdmValue>[] = [];
+    for (const values of candidates) {
+      if (storedAsked && values === this.storedRoot) continue;
+      let all = true;
+      for (let i = 0; all && i < names.length; i++) all = sameValue(this.comparedValueOf(type, values, names[i]!), wanted[i]!);
+      if (all) matching.push(values);
+    }
+    return matching;
   }
 
   private comparedValueOf(type: EntityTypeDef, values: Record<string, EdmValue>, name: string): SqlValue {
@@ -193,7 +207,10 @@ export class TreeRows implements RuleRows {
   /** Whether `equal` holds a foreign key naming a fresh row: then no stored row can match. */
   private pointsAtFresh(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>): boolean {
     const keys = foreignKeysOf(this.model, type);
-    for (const [name, value] of Object.entries(equal)) if (keys.has(name) && typeof value === 'bigint' && this.fresh.has(value)) return true;
+    for (const name in equal) {
+      const value = equal[name];
+      if (typeof value === 'bigint' && keys.has(name) && this.fresh.has(value)) return true;
+    }
     return false;
   }
 }

@@ -280,8 +280,13 @@ export function clientSets(property: PropertyDef): boolean {
   return property.access === 'writable';
 }
 
+const propertiesByName = new WeakMap<EntityTypeDef, ReadonlyMap<string, PropertyDef>>();
+
+/** A type's property by name, from a map made once per type (the rules ask for every row they check). */
 export function findProperty(t: EntityTypeDef, name: string): PropertyDef | undefined {
-  return t.properties.find((x) => x.name === name);
+  let byName = propertiesByName.get(t);
+  if (!byName) propertiesByName.set(t, (byName = new Map(t.properties.map((p) => [p.name, p]))));
+  return byName.get(name);
 }
 
 const foreignKeysByType = new WeakMap<EntityTypeDef, ReadonlySet<string>>();

@@ -13,7 +13,7 @@ import { ReadAheadExecutor } from './read-ahead';
 import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
 import { comparisonKey } from '../model/text';
 import { indexName } from './postgres/ddl';
-import { uniqueKeyMessage } from '../model/define';
+import { findProperty, uniqueKeyMessage } from '../model/define';
 import { UniqueKeyViolation } from '../model/rule-violation';
 import { quote } from '../odata/quote';
 
@@ -278,7 +278,7 @@ export class EntityStore {
    */
   comparedValue(type: EntityTypeDef, name: string, value: EdmValue | undefined): SqlValue {
     if (value === null || value === undefined) return null;
-    const p = type.properties.find((x) => x.name === name)!;
+    const p = findProperty(type, name)!;
     return comparisonKeyColumn(p) ? comparedValue(p, String(value)) : this.encode(p, value);
   }
 
