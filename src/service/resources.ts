@@ -19,7 +19,7 @@ import type { ReadSource } from '../odata/plan';
 import { planRead, type PlannedRead } from '../odata/read-options';
 import type { LiteralExpr } from '../odata/expr/ast';
 import { formatUriLiteral } from '../odata/expr';
-import type { StreamEnd } from '../store/reads';
+import { MoreRowsThanProbed, type StreamEnd } from '../store/reads';
 import { entityNotFound, resourceNotFound } from '../odata/not-found';
 
 export type ResourcePath = ResourcePathOf<'resource'>;
@@ -162,7 +162,7 @@ function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, deliv
  * A feed, streamed: the first page is read before the head goes out, so that a failure of the
  * client's query is still answered with its status; after that, page by page.
  */
-async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, resolved: Extract<Resolved, { kind: 'collection' }>): Promise<void> {
+async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, resolved: Extract<Resolved, { kind: 'collection' }>, rowsAtMost: number | undefined): Promise<void> {
   const planned = plan(r, resolved.type, sourceOf(resolved));
   const pageSize = r.app.config.query.pageSize;
   const version = responseVersion(r, pageSize !== undefined ? 2 : planned.version);
@@ -170,7 +170,7 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
   const wctx = writeContext(r, version, planned.select);
   const count = planned.inlineCount ? await r.app.reads.count(tx, r.accountId, planned.plan, false) : undefined;
   const end: { result?: StreamEnd } = {};
-  const pages = r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: pageRowsFor(planned.plan), ...(pageSize !== undefined ? { serverPageSize: pageSize } : {}) }, end)[Symbol.asyncIterator]();
+  const pages = r.app.reads.stream(tx, r.accountId, planned.plan, { pageSize: pageRowsFor(planned.plan), ...(pageSize !== undefined ? { serverPageSize: pageSize } : {}), ...(rowsAtMost !== undefined ? { rowsAtMost } : {}) }, end)[Symbol.asyncIterator]();
   let next = await pages.next();
 
   const selfPath = resolved.source ? `${entityPath(resolved.source.record.type, entityId(resolved.source.record.values))}/${resolved.source.name}` : path.setName;
@@ -270,16 +270,42 @@ function readExtentOf(r: ODataRequest, path: ResourcePath): ReadExtent {
   return r.options.system.has('$expand') || r.options.system.has('$filter') ? 'any' : 'one';
 }
 
+/**
+ * The rows a plain collection read takes in one statement before it is read as a stream
+ * instead: fewer than a page, so that a larger collection is found out before anything of the
+ * answer goes out.
+ */
+const ROWS_IN_ONE_STATEMENT = PAGE_ROWS - 1;
+
+/**
+ * Whether a collection read is tried as one statement first (ReadExtent 'one'): an entity set
+ * without $expand or $inlinecount reads nothing but its rows. Most such reads (a connector's
+ * filtered page) hold a few rows: as one statement they cost no BEGIN, cursor or COMMIT, and on
+ * PostgreSQL share a connection with other reads of one statement; a larger collection costs the
+ * first statement's few rows again.
+ */
+function triesOneStatement(r: ODataRequest, path: ResourcePath): boolean {
+  return path.target.kind === 'collection' && path.key === undefined && path.steps.length === 0 && !r.options.system.has('$expand') && !r.options.system.has('$inlinecount');
+}
+
 /** GET and HEAD of any resource path, inside one snapshot of the account. */
 export async function readResource(r: ODataRequest, path: ResourcePath): Promise<void> {
-  await r.app.store.read(r.accountId, readIn, r.credentialGuard, readExtentOf(r, path));
-  async function readIn(tx: SqlExecutor): Promise<void> {
+  if (triesOneStatement(r, path)) {
+    try {
+      return await r.app.store.read(r.accountId, (tx) => readIn(tx, ROWS_IN_ONE_STATEMENT), r.credentialGuard, 'one');
+    } catch (error) {
+      // Nothing of the answer went out: the collection is read again, as a stream.
+      if (!(error instanceof MoreRowsThanProbed)) throw error;
+    }
+  }
+  await r.app.store.read(r.accountId, (tx) => readIn(tx, undefined), r.credentialGuard, readExtentOf(r, path));
+  async function readIn(tx: SqlExecutor, rowsAtMost: number | undefined): Promise<void> {
     const resolved = await resolve(r, tx, path);
     const target = path.target;
     switch (target.kind) {
       case 'collection':
         if (resolved.kind !== 'collection') throw badRequest('The path addresses one entity, not a collection.');
-        return readCollection(r, tx, path, resolved);
+        return readCollection(r, tx, path, resolved, rowsAtMost);
       case 'count':
         if (resolved.kind !== 'collection') throw badRequest('$count applies to a collection.');
         return r.responder.send(await readCount(r, tx, resolved.type, sourceOf(resolved)));

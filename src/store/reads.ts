@@ -43,6 +43,19 @@ export interface StreamOptions {
    * one, so that a next link can continue after it.
    */
   readonly serverPageSize?: number;
+  /**
+   * Reads at most one row more than this (LIMIT), and fails with MoreRowsThanProbed, before the
+   * first page is handed over, should the collection hold more than this many rows: a read that
+   * tries one statement first (see readResource), to be read again as a stream when it fails.
+   */
+  readonly rowsAtMost?: number;
+}
+
+/** A collection read with StreamOptions.rowsAtMost holds more rows than that. */
+export class MoreRowsThanProbed extends Error {
+  constructor() {
+    super('The collection holds more rows than the read took at most');
+  }
 }
 
 /** What a streamed read learned at its end. */
@@ -213,7 +226,10 @@ export class EntityReads {
     // Ordering values are selected only when a next link may need them.
     const orderColumns = paging === undefined ? '' : plan.orderBy.map((o, i) => `, ${compileExpression(b, o.expr)} AS ${q(ORDER_COLUMN(i))}`).join('');
     const fromWhere = this.fromWhere(b, plan, true);
-    const take = paging === undefined ? plan.top : Math.min(plan.top ?? Number.MAX_SAFE_INTEGER, paging + 1);
+    const planned = paging === undefined ? plan.top : Math.min(plan.top ?? Number.MAX_SAFE_INTEGER, paging + 1);
+    // Rows beyond rowsAtMost are left unread only where the plan itself would read them.
+    const probe = options.rowsAtMost !== undefined && (planned === undefined || planned > options.rowsAtMost + 1) ? options.rowsAtMost : undefined;
+    const take = probe === undefined ? planned : probe + 1;
     const limit = take === undefined ? undefined : b.params.add(take);
     const offset = plan.skip === undefined || plan.after ? undefined : b.params.add(plan.skip);
     const sql =
@@ -259,6 +275,7 @@ export class EntityReads {
             end.result = { continueAfter: this.position(plan, lastRow!) };
             break rows;
           }
+          if (delivered === probe) throw new MoreRowsThanProbed();
           page.push(this.decode(plan.type, row));
           lastRow = row;
           delivered++;

@@ -9,7 +9,7 @@ import type { ClientBase } from 'pg';
 import type { RunResult, SqlExecutor, SqlValue } from '../store';
 import { inBatches } from './executor';
 import type { StatementCache } from './statements';
-import { runTogether, type StatementResult, type StatementToSend } from './together';
+import { completedBefore, runTogether, type StatementResult, type StatementToSend } from './together';
 
 /** What runs before the read's statement: it sets the tenant; `check` judges its row. */
 export interface ReadSetup extends StatementToSend {
@@ -34,7 +34,16 @@ export class OneStatementRead implements SqlExecutor {
     if (this.used) throw new Error('This read was declared one statement (ReadExtent one): it runs no second one');
     this.used = true;
     const answered = runTogether(this.client, [this.setup, { sql, params }], this.statements, (i) => i !== SETUP_INDEX && asArrays);
-    this.verdict = answered.then(([setupResult]) => this.judge(setupResult!));
+    this.verdict = answered.then(
+      ([setupResult]) => this.judge(setupResult!),
+      (error: unknown) => {
+        // The setup answered before the statement failed (an error of a $filter's expression,
+        // say): its row decides the verdict, and the statement's error is the statement's own.
+        const setupResult = completedBefore(error)[SETUP_INDEX];
+        if (!setupResult) throw error;
+        this.judge(setupResult);
+      },
+    );
     this.verdict.catch(() => undefined);
     const [, result] = await answered;
     // The statement's rows count only if the setup admitted the read.

@@ -81,6 +81,8 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
   private connection: WireConnection | undefined;
 
   private readonly results: StatementResult[] = [];
+  /** How many statements the server completed (each one's result is whole). */
+  private completed = 0;
   /** The result rows are being added to, and how its columns are parsed. */
   private current: { result: StatementResult; parsers: Parser[]; asArrays: boolean } | undefined;
   /** A value that failed to parse: reported once the server is done with the sequence. */
@@ -92,7 +94,7 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
     private readonly cache: StatementCache | undefined,
     /** Which statements' rows are arrays of column values (the others are objects by column name). */
     private readonly asArrays: (index: number) => boolean,
-    private readonly answer: (error: Error | null, results?: StatementResult[]) => void,
+    private readonly answer: (error: Error | null, results?: readonly StatementResult[]) => void,
   ) {
     // node-pg wants a text; the statements' own texts go out in prepare().
     super({ text: STATEMENTS_TOGETHER });
@@ -128,6 +130,7 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
   override handleCommandComplete(message: { text: string }): void {
     // A statement that returns no rows (no row description) still has a result.
     if (!this.current) this.results.push({ fields: [], rows: [], rowCount: 0 });
+    this.completed++;
     const result = this.results[this.results.length - 1]!;
     const count = /(\d+)$/.exec(message.text);
     result.rowCount = count ? Number(count[1]) : result.rows.length;
@@ -136,6 +139,7 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
 
   override handleEmptyQuery(): void {
     this.results.push({ fields: [], rows: [], rowCount: 0 });
+    this.completed++;
   }
 
   override requiresPreparation(): boolean {
@@ -194,7 +198,7 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
 
   override handleReadyForQuery(): void {
     this.stopListening();
-    if (this.parseFailure) this.answer(this.parseFailure);
+    if (this.parseFailure) this.answer(this.parseFailure, this.results.slice(0, this.completed));
     else this.answer(null, this.results);
   }
 
@@ -202,8 +206,20 @@ class StatementsTogether extends (pg.Query as unknown as QueryBase) {
     // The Parses not confirmed were skipped (or failed): those names are not prepared.
     for (const name of this.unconfirmed) if (name) delete connection.submittedNamedStatements[name];
     this.stopListening();
-    this.answer(error);
+    this.answer(error, this.results.slice(0, this.completed));
   }
+}
+
+/** Per error runTogether rejected with, the results of the statements completed before it. */
+const completedBeforeFailure = new WeakMap<Error, readonly StatementResult[]>();
+
+/**
+ * The results of the statements that completed before the one that failed with `error` (empty
+ * when it is not runTogether's): a sequence's first statements may have answered what decides
+ * how the failure is reported.
+ */
+export function completedBefore(error: unknown): readonly StatementResult[] {
+  return error instanceof Error ? (completedBeforeFailure.get(error) ?? []) : [];
 }
 
 /**
@@ -215,11 +231,13 @@ export function runTogether(
   statements: readonly StatementToSend[],
   cache: StatementCache | undefined,
   asArrays: (index: number) => boolean,
-): Promise<StatementResult[]> {
+): Promise<readonly StatementResult[]> {
   return new Promise((resolve, reject) => {
     const query = new StatementsTogether(client as unknown as WithActiveQuery, statements, cache, asArrays, (error, results) => {
-      if (error) reject(error);
-      else resolve(results!);
+      if (error) {
+        completedBeforeFailure.set(error, results ?? []);
+        reject(error);
+      } else resolve(results!);
     });
     client.query(query as never);
   });
