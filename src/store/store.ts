@@ -104,9 +104,10 @@ export interface ReadGuard {
 }
 
 /**
- * How many statements a read runs. 'one': fn runs exactly one statement (a GET by key), so an
- * engine needs no explicit transaction for it: PostgreSQL sends it with the statement that sets
- * the tenant in one implicit transaction (no BEGIN, no COMMIT, one query of the driver), and
+ * How many statements a read runs. 'one': fn runs exactly one statement (a GET by key, or a
+ * collection page of at most 255 rows tried so first), so an engine needs no explicit
+ * transaction for it: PostgreSQL sends it with the statement that sets the tenant in one
+ * implicit transaction (no BEGIN, no COMMIT, one query of the driver), and
  * refuses a second statement (an error, never a statement run outside that transaction). SQLite
  * has nothing to save and ignores it. 'any' (the default): as many statements as fn needs.
  */

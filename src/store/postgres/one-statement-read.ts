@@ -1,7 +1,7 @@
 /**
- * A read of exactly one statement (ReadExtent 'one', a GET by key) as the Store's SqlExecutor:
- * its statement travels with the setup (the credential check that sets the tenant) in one
- * implicit transaction (see ./together.ts). No BEGIN, no COMMIT: one statement sees one snapshot
+ * A read of exactly one statement (ReadExtent 'one': a GET by key, a plain collection page) as
+ * the Store's SqlExecutor: its statement travels with the setup (the credential check that sets
+ * the tenant) in one implicit transaction (see ./together.ts). No BEGIN, no COMMIT: one statement sees one snapshot
  * whatever the isolation level, and the tenant setting ends with the Sync, exactly as it would
  * with a COMMIT. A second statement is refused, never run outside that transaction.
  */

@@ -1,5 +1,6 @@
 /**
- * A few pooled connections that reads of one statement (ReadExtent 'one', a GET by key) share.
+ * A few pooled connections that reads of one statement (ReadExtent 'one': a GET by key, a plain
+ * collection page) share.
  *
  * Such a read is one implicit transaction of its own (./one-statement-read.ts): its messages end
  * with a Sync, and PostgreSQL runs each Sync's messages apart from the ones before and after. So
@@ -11,7 +12,8 @@
  * loop leave in one write to the socket (the connection is corked until the turn ends) and come
  * back in a few reads, where each had a write and a wake-up of a server process of its own; and
  * they no longer wait for a pooled connection. A GET by key cost about 210 µs of CPU, 140–160 µs
- * shared. A read of one statement is a lookup by key, so none holds the others up for long.
+ * shared. A read of one statement is a lookup by key or at most 255 rows of a collection
+ * (readResource), so none holds the others up for long.
  *
  * A shared connection takes at most MAX_READS_IN_FLIGHT reads; past that, reads take a pooled
  * connection of their own as before. One that fails (the server or the network dropped it) is

@@ -17,6 +17,10 @@ import type { ReadGuard } from '../store';
 import type { ConnectionExecutor } from './executor';
 import { WritesBehind } from './writes-behind';
 
+/** Each write's savepoint: one name, since a write's is released before the next one's is set. */
+const SAVEPOINT = 'SAVEPOINT write_job';
+const RELEASE = 'RELEASE SAVEPOINT write_job';
+
 export interface WriteJob {
   run(tx: ConnectionExecutor): Promise<unknown>;
   /** WriteOptions.guard. */
@@ -76,8 +80,7 @@ export async function runJobs(tx: ConnectionExecutor, jobs: readonly WriteJob[],
     // RELEASE and SAVEPOINT failed with the rest, so that savepoint is the innermost one.
     tx.discardDeferred();
     await tx.settled().catch(() => undefined);
-    await tx.query('ROLLBACK TO SAVEPOINT write_job');
-    tx.defer('RELEASE SAVEPOINT write_job');
+    await rollBackToSavepoint(tx);
     careful = true;
     outcomes.length = at;
     return at;
@@ -133,10 +136,10 @@ export async function runJobs(tx: ConnectionExecutor, jobs: readonly WriteJob[],
  * first: then its failure may be that one's, and the batch starts again from there.
  */
 async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob, firstFailureBehind: () => Promise<number | undefined>): Promise<JobOutcome | { readonly restartAt: number }> {
-  tx.after(tx.query('SAVEPOINT write_job'));
+  tx.after(tx.query(SAVEPOINT));
   try {
     const value = await job.run(tx);
-    tx.defer('RELEASE SAVEPOINT write_job');
+    tx.defer(RELEASE);
     return { ok: true, value };
   } catch (error) {
     tx.discardDeferred();
@@ -144,9 +147,16 @@ async function runInSavepoint(tx: ConnectionExecutor, job: WriteJob, firstFailur
     await tx.settled().catch(() => undefined);
     const restartAt = await firstFailureBehind();
     if (restartAt !== undefined) return { restartAt };
-    // Should the rollback itself fail, the connection is unusable: the whole batch fails.
-    await tx.query('ROLLBACK TO SAVEPOINT write_job');
-    tx.defer('RELEASE SAVEPOINT write_job');
+    await rollBackToSavepoint(tx);
     return { ok: false, value: error };
   }
+}
+
+/**
+ * Undoes what was done since the innermost savepoint; its RELEASE goes with the next statement.
+ * Should the rollback itself fail, the connection is unusable: the whole batch fails.
+ */
+async function rollBackToSavepoint(tx: ConnectionExecutor): Promise<void> {
+  await tx.query('ROLLBACK TO SAVEPOINT write_job');
+  tx.defer(RELEASE);
 }
