@@ -20,16 +20,12 @@ import { applyPayload } from './values';
 const CHILDREN_PER_PARENT: Readonly<Record<string, number>> = { ProductVariation: LIMITS.variationsPerProduct };
 
 /**
- * The row each inline entity was checked as, by its payload: with a stand-in for the parent's
- * key and at time 0. The write makes its row from it (createdAt) instead of applying the payload
- * again.
+ * The row each inline entity of a tree was checked as, by its payload: with a stand-in for the
+ * parent's key and at time 0. The write makes its row from it (createdAt) instead of applying the
+ * payload again. A map of the request's own, not a module-wide WeakMap: a long-lived WeakMap
+ * costs every write a slow insertion and the collector extra work for each of its entries.
  */
-const checkedRows = new WeakMap<EntityPayload, Readonly<Record<string, EdmValue>>>();
-
-/** The row checkDeepInsert made of an inline entity's payload, if it checked that payload. */
-export function checkedRowOf(payload: EntityPayload): Readonly<Record<string, EdmValue>> | undefined {
-  return checkedRows.get(payload);
-}
+export type CheckedRows = ReadonlyMap<EntityPayload, Readonly<Record<string, EdmValue>>>;
 
 /** Most entities one deep insert may create, the top-level one included. */
 export const MAX_DEEP_INSERT_ENTITIES = 5000;
@@ -47,9 +43,11 @@ export function takesInlineEntities(model: Model, nav: NavigationDef): boolean {
 /**
  * Checks the tree of a create before its transaction; throws a RuleViolation ('invalid', a 400)
  * naming the navigation or the entity at fault. The top-level entity is checked in the
- * transaction as any create is.
+ * transaction as any create is. Answers the row each inline entity was checked as.
  */
-export function checkDeepInsert(model: Model, type: EntityTypeDef, payload: EntityPayload): void {
+export function checkDeepInsert(model: Model, type: EntityTypeDef, payload: EntityPayload): CheckedRows {
+  const checked = new Map<EntityPayload, Readonly<Record<string, EdmValue>>>();
+  if (!payload.inline) return checked;
   let count = 1;
   const walk = (parentType: EntityTypeDef, parent: EntityPayload, where: string): void => {
     for (const [navName, children] of parent.inline ?? []) {
@@ -65,23 +63,22 @@ export function checkDeepInsert(model: Model, type: EntityTypeDef, payload: Enti
       }
       count += children.length;
       if (count > MAX_DEEP_INSERT_ENTITIES) throw invalid(`A deep insert creates at most ${MAX_DEEP_INSERT_ENTITIES} entities.`);
-      const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
-      for (const [i, child] of children.entries()) {
-        const childAt = `${at}[${i}]`;
-        // The parent's key is not known yet: a stand-in lets the values be judged now.
-        const values = new Map(child.values);
-        values.set(foreignKey, 0n);
+      // The parent's key is not known yet: a stand-in lets the values be judged now.
+      const parentKey = { name: (nav.relation as { foreignKey: string }).foreignKey, value: 0n };
+      for (let i = 0; i < children.length; i++) {
+        const child = children[i]!;
         try {
-          checkedRows.set(child, applyPayload(target, values, 'create', undefined, 0));
+          checked.set(child, applyPayload(target, child.values, 'create', undefined, 0, parentKey));
         } catch (error) {
-          if (error instanceof Error) error.message = `${childAt} (${qualifiedName(model, target)}): ${error.message}`;
+          if (error instanceof Error) error.message = `${at}[${i}] (${qualifiedName(model, target)}): ${error.message}`;
           throw error;
         }
-        walk(target, child, childAt);
+        if (child.inline) walk(target, child, `${at}[${i}]`);
       }
     }
   };
   walk(type, payload, type.setName);
+  return checked;
 }
 
 /** Inline entities belong to a POST only: an update never creates entities (WCF's rule too). */

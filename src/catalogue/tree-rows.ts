@@ -34,7 +34,7 @@ export class TreeRows implements RuleRows {
   private readonly fresh = new Map<bigint, FreshRow>();
   /** The fresh rows of each type, and of each type by foreign key and value: a tree of thousands is checked in linear time. */
   private readonly byType = new Map<EntityTypeDef, Record<string, EdmValue>[]>();
-  private readonly byForeignKey = new Map<string, Record<string, EdmValue>[]>();
+  private readonly byForeignKey = new RowsByForeignKey();
   /** The root's values: in the database too, so not counted again where the database is asked. */
   private storedRoot: Record<string, EdmValue> | undefined;
   /** Per fresh row, the values its properties compare by (see EntityStore.comparedValue), as asked. */
@@ -67,7 +67,7 @@ export class TreeRows implements RuleRows {
     listIn(this.byType, type).push(values);
     for (const name of foreignKeysOf(this.model, type)) {
       const value = values[name];
-      if (typeof value === 'bigint') listIn(this.byForeignKey, foreignKeyEntry(type, name, value)).push(values);
+      if (typeof value === 'bigint') this.byForeignKey.add(type, name, value, values);
     }
     // A fresh characteristic's variation is its parent in the tree, so fresh too.
     if (type.name === 'ProductVariationSpecific') {
@@ -176,16 +176,16 @@ export class TreeRows implements RuleRows {
   private freshMatching(type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, storedAsked: boolean): Record<string, EdmValue>[] {
     // Asked for every row a tree checks: one pass over `equal`, one over the candidates.
     const keys = foreignKeysOf(this.model, type);
-    let byKey: string | undefined;
+    let candidates: readonly Record<string, EdmValue>[] | undefined;
     const names: string[] = [];
     const wanted: SqlValue[] = [];
     for (const name in equal) {
       const value = equal[name]!;
-      if (byKey === undefined && typeof value === 'bigint' && keys.has(name)) byKey = foreignKeyEntry(type, name, value);
+      if (candidates === undefined && typeof value === 'bigint' && keys.has(name)) candidates = this.byForeignKey.get(type, name, value);
       names.push(name);
       wanted.push(this.entities.comparedValue(type, name, value));
     }
-    const candidates = (byKey !== undefined ? this.byForeignKey.get(byKey) : this.byType.get(type)) ?? [];
+    candidates ??= this.byType.get(type) ?? [];
     const matching: Record<string, EdmValue>[] = [];
     for (const values of candidates) {
       if (storedAsked && values === this.storedRoot) continue;
@@ -221,7 +221,22 @@ function sameValue(a: SqlValue, b: SqlValue): boolean {
   return Buffer.isBuffer(a) && Buffer.isBuffer(b) ? a.equals(b) : a === b;
 }
 
-const foreignKeyEntry = (type: EntityTypeDef, name: string, value: bigint) => `${type.name}.${name}=${value}`;
+/** Fresh rows by type, foreign key and the key's value: asked for every row a tree checks, so no key text is built. */
+class RowsByForeignKey {
+  private readonly byType = new Map<EntityTypeDef, Map<string, Map<bigint, Record<string, EdmValue>[]>>>();
+
+  add(type: EntityTypeDef, name: string, value: bigint, row: Record<string, EdmValue>): void {
+    let byName = this.byType.get(type);
+    if (!byName) this.byType.set(type, (byName = new Map()));
+    let byValue = byName.get(name);
+    if (!byValue) byName.set(name, (byValue = new Map()));
+    listIn(byValue, value).push(row);
+  }
+
+  get(type: EntityTypeDef, name: string, value: bigint): readonly Record<string, EdmValue>[] {
+    return this.byType.get(type)?.get(name)?.get(value) ?? [];
+  }
+}
 
 function listIn<K>(map: Map<K, Record<string, EdmValue>[]>, key: K): Record<string, EdmValue>[] {
   let list = map.get(key);

@@ -25,7 +25,8 @@ export function defaultOf(p: PropertyDef): EdmValue {
  * row with the changes applied. The key and read-only properties are never taken from the payload
  * (the readers already leave them out): a client sending them back, stale or as
  * 0001-01-01T00:00:00, changes nothing and is not refused. The key stays the stored one (the URI
- * names the entity, as in WCF Data Services); on create the store assigns it.
+ * names the entity, as in WCF Data Services); on create the store assigns it. `parentKey`, when
+ * given, is taken in place of what the payload holds for that property (the parent's key).
  */
 export function applyPayload(
   type: EntityTypeDef,
@@ -33,6 +34,7 @@ export function applyPayload(
   mode: WriteMode,
   stored: EntityRecord | undefined,
   now: number,
+  parentKey?: { readonly name: string; readonly value: EdmValue },
 ): Record<string, EdmValue> {
   const row: Record<string, EdmValue> = {};
   for (const p of type.properties) {
@@ -45,7 +47,8 @@ export function applyPayload(
       row[p.name] = before !== undefined ? before : p.access === 'key' ? null : defaultOf(p);
       continue;
     }
-    if (payload.has(p.name)) row[p.name] = sentValue(p, payload.get(p.name) ?? null);
+    if (p.name === parentKey?.name) row[p.name] = parentKey.value;
+    else if (payload.has(p.name)) row[p.name] = sentValue(p, payload.get(p.name) ?? null);
     else if (mode === 'merge') row[p.name] = before!;
     else {
       if (mode === 'create' && p.requiredOnCreate) throw invalid(`The property '${p.name}' is required to create a ${QUALIFIED(type)}.`);

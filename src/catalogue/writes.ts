@@ -12,7 +12,7 @@ import { entityId, inlineCount, type EntityPayload, type EntityRecord } from '..
 import type { EntityStore } from '../store/entities';
 import { sentBehind, type SqlExecutor, type Store } from '../store/store';
 import { findNavigation } from '../model/define';
-import { checkedRowOf, takesInlineEntities } from './deep-insert';
+import { takesInlineEntities, type CheckedRows } from './deep-insert';
 import { applyDeleteFollowUps, applyFollowUps, catalogCycle, checkRules, followUpsRewrite, hasDeleteFollowUps, placementsRewrite, queriesOf } from './rules';
 import type { RuleRows } from './rule-rows';
 import { TreeRows } from './tree-rows';
@@ -20,6 +20,14 @@ import { applyPayload, createdAt, type WriteMode } from './values';
 
 /** The other end of a binding or $link: an entity of a given set, named by its URI. */
 export type UriResolver = (uri: string, expected: EntityTypeDef) => bigint;
+
+/** What a create knows besides its payload. */
+export interface CreateOptions {
+  /** The entity a POST through its navigation belongs to (POST to Products(1L)/ProductImages). */
+  readonly parent?: { readonly nav: NavigationDef; readonly id: bigint };
+  /** The rows the tree's inline entities were checked as before the transaction (checkDeepInsert). */
+  readonly checked?: CheckedRows;
+}
 
 export interface Created {
   readonly record: EntityRecord;
@@ -81,7 +89,8 @@ export class CatalogueWrites {
     }
   }
 
-  async create(tx: SqlExecutor, accountId: number, type: EntityTypeDef, payload: EntityPayload, parent?: { nav: NavigationDef; id: bigint }): Promise<Created> {
+  async create(tx: SqlExecutor, accountId: number, type: EntityTypeDef, payload: EntityPayload, options: CreateOptions = {}): Promise<Created> {
+    const { parent, checked } = options;
     const values = this.withBindings(type, payload);
     if (parent) {
       // POST to Products(1L)/ProductImages: the new entity belongs to that product.
@@ -99,7 +108,7 @@ export class CatalogueWrites {
     // Its rules were checked: nothing that follows needs the INSERT's answer.
     await sentBehind(tx, this.entities.insert(tx, accountId, type, row));
     await this.addBoundLinks(tx, accountId, type, row.Id, payload);
-    if (payload.inline && payload.inline.size > 0) await this.createTree(tx, accountId, type, row, payload);
+    if (payload.inline && payload.inline.size > 0) await this.createTree(tx, accountId, type, row, payload, checked);
     // A new row starts at version 1 (the column's default).
     return { record: { type, values: row, version: 1n }, created: true };
   }
@@ -114,10 +123,11 @@ export class CatalogueWrites {
    * key sent in a nested entity cannot name the parent, which had no key when it was sent: it is
    * replaced.
    */
-  private async createTree(tx: SqlExecutor, accountId: number, rootType: EntityTypeDef, rootRow: Record<string, EdmValue>, root: EntityPayload): Promise<void> {
+  private async createTree(tx: SqlExecutor, accountId: number, rootType: EntityTypeDef, rootRow: Record<string, EdmValue>, root: EntityPayload, checked: CheckedRows | undefined): Promise<void> {
     const tree = new TreeRows(this.model, this.entities, queriesOf(this.model));
     tree.addStoredRoot(rootType, rootRow);
     const ids = await this.store.nextIds(tx, inlineCount(root));
+    let next = 0;
     const boundLinks: (() => Promise<void>)[] = [];
     const createChildren = async (type: EntityTypeDef, id: bigint, payload: EntityPayload, depth: number): Promise<void> => {
       for (const [navName, children] of payload.inline ?? []) {
@@ -126,13 +136,13 @@ export class CatalogueWrites {
         const target = this.model.typeByName.get(nav.target)!;
         const foreignKey = (nav.relation as { foreignKey: string }).foreignKey;
         for (const child of children) {
-          const row = this.childRow(target, child, foreignKey, id);
+          const row = this.childRow(target, child, foreignKey, id, checked);
           if (IDEMPOTENT_CREATE.has(target.name) && (await this.findIdentical(tx, accountId, tree, target, row))) continue;
-          row.Id = ids.shift()!;
+          row.Id = ids[next++]!;
           await checkRules({ tx, accountId, entities: this.entities, rows: tree, model: this.model, type: target, row });
           tree.add(target, row, depth);
-          boundLinks.push(() => this.addBoundLinks(tx, accountId, target, row.Id as bigint, child));
-          await createChildren(target, row.Id, child, depth + 1);
+          if (child.bindings.size > 0) boundLinks.push(() => this.addBoundLinks(tx, accountId, target, row.Id as bigint, child));
+          if (child.inline) await createChildren(target, row.Id, child, depth + 1);
         }
       }
     };
@@ -146,8 +156,8 @@ export class CatalogueWrites {
    * before the transaction with a stand-in for the parent's key (deep-insert.ts): that row,
    * with the key and the write's time, is the row applyPayload would make.
    */
-  private childRow(type: EntityTypeDef, child: EntityPayload, foreignKey: string, parentId: bigint): Record<string, EdmValue> {
-    const checked = child.bindings.size === 0 ? checkedRowOf(child) : undefined;
+  private childRow(type: EntityTypeDef, child: EntityPayload, foreignKey: string, parentId: bigint, checkedRows: CheckedRows | undefined): Record<string, EdmValue> {
+    const checked = child.bindings.size === 0 ? checkedRows?.get(child) : undefined;
     if (checked) {
       const row = createdAt(type, checked, this.clock.now());
       row[foreignKey] = parentId;

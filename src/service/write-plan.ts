@@ -7,7 +7,7 @@
  * request is answered at once even while another process holds the write lock. The method was
  * admitted before (odata/uri/uri-kind.ts); the transaction only executes plans (write.ts).
  */
-import { checkDeepInsert, refuseInlineInUpdate } from '../catalogue/deep-insert';
+import { checkDeepInsert, refuseInlineInUpdate, type CheckedRows } from '../catalogue/deep-insert';
 import type { EntityTypeDef, PropertyDef } from '../model/types';
 import { readAtomEntry, readXmlLink, readXmlProperty } from '../odata/atom/reader';
 import type { EdmValue } from '../odata/edm';
@@ -24,7 +24,7 @@ export type Precondition = { readonly header: string; readonly tags: readonly st
 
 export type WritePlan =
   /** POST to a collection (of a set, or through a navigation of one entity). */
-  | { readonly kind: 'create'; readonly type: EntityTypeDef; readonly payload: EntityPayload }
+  | { readonly kind: 'create'; readonly type: EntityTypeDef; readonly payload: EntityPayload; readonly checked: CheckedRows }
   /** PUT replaces, MERGE and PATCH merge. */
   | { readonly kind: 'update'; readonly type: EntityTypeDef; readonly mode: 'replace' | 'merge'; readonly payload: EntityPayload; readonly ifMatch: Precondition }
   | { readonly kind: 'delete'; readonly type: EntityTypeDef; readonly ifMatch: Precondition }
@@ -56,8 +56,7 @@ export function planWrite(r: ODataRequest, path: ResourcePath, body: Buffer): Wr
     responseVersion(r, 1);
     const payload = readEntityBody(r, type, body);
     // A deep insert's whole tree is judged now, before the transaction.
-    checkDeepInsert(r.app.model, type, payload);
-    return { kind: 'create', type, payload };
+    return { kind: 'create', type, payload, checked: checkDeepInsert(r.app.model, type, payload) };
   }
   if (kind === 'entity' && type) {
     const ifMatch = preconditionOf(r);

@@ -34,7 +34,7 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
   if (plan.kind === 'create') {
     if (resolved.kind !== 'collection') throw badRequest('The path addresses one entity, not a collection.');
     const parent = resolved.source ? { nav: resolved.source.nav, id: entityId(resolved.source.record.values) } : undefined;
-    const { record } = await app.writes.create(tx, accountId, plan.type, plan.payload, parent);
+    const { record } = await app.writes.create(tx, accountId, plan.type, plan.payload, { parent, checked: plan.checked });
     const id = entityId(record.values);
     return { reply: entityReply(r, 201, record, { Location: entityUri(r.serviceRoot, record.type, id) }), entity: { type: record.type, id } };
   }
