@@ -32,8 +32,9 @@ const paramCast: Record<ExprType, string> = {
 };
 
 /**
- * PostgreSQL's text form of an array: every element quoted, `"` and `\` escaped, NULL bare. Of
- * `values` it takes every `stride`th from `start` (one column of rows given row after row).
+ * PostgreSQL's text form of an array: text quoted with `"` and `\` escaped, numbers bare (their
+ * text has no character an array literal gives a meaning to), NULL bare. Of `values` it takes
+ * every `stride`th from `start` (one column of rows given row after row).
  */
 export function arrayLiteral(values: readonly SqlValue[], start = 0, stride = 1): string {
   let text = '{';
@@ -42,6 +43,10 @@ export function arrayLiteral(values: readonly SqlValue[], start = 0, stride = 1)
     if (i !== start) text += ',';
     if (value === null || value === undefined) {
       text += 'NULL';
+      continue;
+    }
+    if (typeof value === 'number' || typeof value === 'bigint') {
+      text += String(value);
       continue;
     }
     const s = String(value);
