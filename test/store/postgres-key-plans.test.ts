@@ -26,18 +26,7 @@ import { openStore } from '../../src/store/open';
 import { EntityStore } from '../../src/store/entities';
 import type { Store } from '../../src/store/store';
 import { freshDatabase, testEngine } from '../support/test-database';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-/** The indexes a plan reads, and whether it reads any table whole. */
-function scansOf(node: PlanNode): string[] {
-  const own = node['Index Name'] ? [node['Index Name']] : node['Node Type'] === 'Seq Scan' ? ['(whole table)'] : [];
-  return [...own, ...(node.Plans ?? []).flatMap(scansOf)];
-}
+import { scansOf, type PlanNode } from '../support/pg-plans';
 
 const quote = (name: string) => `"${name}"`;
 

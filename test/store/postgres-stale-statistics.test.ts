@@ -20,24 +20,13 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startLive, newSeller, type LiveService } from '../support/live-service';
 import { testEngine } from '../support/test-database';
+import { scansOf, type PlanNode } from '../support/pg-plans';
 import { PlatformIntake } from '../../src/platform/intake';
 import { importDocuments, type FileEntry } from '../../src/platform/document-file';
 import { pgDialect } from '../../src/store/postgres/dialect';
 import { ManualClock } from '../../src/clock';
 
 const skip = testEngine !== 'postgres' && 'PostgreSQL only: plans are PostgreSQL’s';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-/** The indexes a plan reads, and whether it reads any table whole. */
-function scansOf(node: PlanNode): string[] {
-  const own = node['Index Name'] ? [node['Index Name']] : node['Node Type'] === 'Seq Scan' ? ['(whole table)'] : [];
-  return [...own, ...(node.Plans ?? []).flatMap(scansOf)];
-}
 
 /** Orders as a platform file holds them: an order, its buyer, two addresses and three items. */
 function orders(tag: string, count: number): FileEntry[] {
