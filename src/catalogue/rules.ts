@@ -65,8 +65,8 @@ function referencesOf(model: Model, type: EntityTypeDef): readonly ReferenceRela
 }
 
 /** Foreign keys must name an existing row of the same account. */
-async function checkReferences(ctx: RuleContext): Promise<void> {
-  for (const r of referencesOf(ctx.model, ctx.type)) {
+async function checkReferences(ctx: RuleContext, references: readonly ReferenceRelation[]): Promise<void> {
+  for (const r of references) {
     const value = ctx.row[r.foreignKey] ?? null;
     if (value === null || !changes(ctx, r.foreignKey)) continue;
     const principal = ctx.model.typeByName.get(r.principal)!;
@@ -328,7 +328,8 @@ export async function applyDeleteFollowUps(ctx: RuleContext, at: number): Promis
 
 /** Every rule of the row's set, after the references are checked, and then its unique keys. */
 export async function checkRules(ctx: RuleContext): Promise<void> {
-  if (referencesOf(ctx.model, ctx.type).length > 0) await checkReferences(ctx);
+  const references = referencesOf(ctx.model, ctx.type);
+  if (references.length > 0) await checkReferences(ctx, references);
   // Each await costs a deep insert's every entity a turn of the microtask queue: none where no rule is.
   const rule = rules[ctx.type.name];
   if (rule) await rule(ctx);

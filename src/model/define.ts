@@ -289,6 +289,11 @@ export function findProperty(t: EntityTypeDef, name: string): PropertyDef | unde
   return byName.get(name);
 }
 
+/** The column of a type's property, by the property's name (which must exist). */
+export function columnOf(t: EntityTypeDef, name: string): string {
+  return findProperty(t, name)!.column;
+}
+
 const foreignKeysByType = new WeakMap<EntityTypeDef, ReadonlySet<string>>();
 
 /** The properties of a type that hold a reference's foreign key (a parent's id); worked out once per type. */

@@ -6,6 +6,7 @@
  * statement is scoped by account_id and takes its values as bound parameters.
  */
 import type { EntityTypeDef, LinkTableRelation, Model, PropertyDef } from '../model/types';
+import { columnOf, findProperty } from '../model/define';
 import type { SqlExecutor, SqlValue, ValueCodec } from './store';
 import { ACCOUNT_COLUMN, comparedColumn, versionBumpFor } from './schema';
 
@@ -19,7 +20,7 @@ function typeOf(model: Model, name: string): EntityTypeDef {
 
 /** The quoted column of a property. */
 function propertyOf(type: EntityTypeDef, property: string): PropertyDef {
-  const p = type.properties.find((x) => x.name === property);
+  const p = findProperty(type, property);
   if (!p) throw new Error(`${type.name} has no property ${property}`);
   return p;
 }
@@ -163,8 +164,7 @@ export class CatalogueQueries {
 
   /** The parent -> child pairs of an entity type's two reference properties. */
   pairsOf(type: EntityTypeDef, parent: string, child: string): PairTable {
-    const col = (name: string) => type.properties.find((p) => p.name === name)!.column;
-    return { table: type.table, parentColumn: col(parent), childColumn: col(child) };
+    return { table: type.table, parentColumn: columnOf(type, parent), childColumn: columnOf(type, child) };
   }
 
   /** Whether `target` lies below `from` along the pairs, leaving out the row `excludeId` if given. */

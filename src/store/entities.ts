@@ -13,7 +13,7 @@ import { ReadAheadExecutor } from './read-ahead';
 import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
 import { comparisonKey } from '../model/text';
 import { indexName } from './postgres/ddl';
-import { findProperty, uniqueKeyMessage } from '../model/define';
+import { columnOf, findProperty, uniqueKeyMessage } from '../model/define';
 import { UniqueKeyViolation } from '../model/rule-violation';
 import { quote } from '../odata/quote';
 
@@ -230,14 +230,14 @@ export class EntityStore {
    * spare the sort: a platform import's lookup of an item by PlatformItemId did that.
    */
   async findWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, value: EdmValue): Promise<EntityRecord[]> {
-    const property = type.properties.find((p) => p.name === name)!;
+    const property = findProperty(type, name)!;
     const sql = `SELECT ${typeSql(type).columns} FROM ${typeSql(type).table} t WHERE t.account_id = ? AND t.${q(property.column)} = ? ORDER BY +t.id`;
     return (await exec.rows(sql, [accountId, this.encode(property, value)])).map((row) => this.decodeRow(type, row));
   }
 
   /** findWhere() for many values at once: the rows whose property equals any of them, by id (each row once). */
   async findWhereAny(exec: SqlExecutor, accountId: number, type: EntityTypeDef, name: string, values: readonly EdmValue[]): Promise<EntityRecord[]> {
-    const property = type.properties.find((p) => p.name === name)!;
+    const property = findProperty(type, name)!;
     const dialect = this.store.dialect;
     const found: EntityRecord[] = [];
     // rowsWithAnyOf takes distinct values (PostgreSQL's finds a row once per value naming it).
@@ -258,7 +258,7 @@ export class EntityStore {
    */
   async countWhere(exec: SqlExecutor, accountId: number, type: EntityTypeDef, equal: Readonly<Record<string, EdmValue>>, excludeId?: bigint): Promise<number> {
     const names = Object.keys(equal);
-    const props = names.map((n) => type.properties.find((p) => p.name === n)!);
+    const props = names.map((n) => findProperty(type, n)!);
     const conditions = props.map((p) => (equal[p.name] === null ? `${q(comparedColumn(p))} IS NULL` : `${q(comparedColumn(p))} = ?`));
     const params: SqlValue[] = [accountId, ...props.filter((p) => equal[p.name] !== null).map((p) => this.comparedValue(type, p.name, equal[p.name]))];
     let sql = `SELECT count(*) AS n FROM ${typeSql(type).table} WHERE account_id = ?${conditions.map((c) => ` AND ${c}`).join('')}`;
@@ -456,7 +456,7 @@ export class EntityStore {
     for (const r of this.model.relations) {
       if (r.kind !== 'reference' || r.principal !== type.name) continue;
       const dependent = this.model.typeByName.get(r.dependent)!;
-      const fkProperty = dependent.properties.find((p) => p.name === r.foreignKey)!;
+      const fkProperty = findProperty(dependent, r.foreignKey)!;
       const fk = q(fkProperty.column);
       if (r.onDelete === 'setNull') {
         await tx.run(`UPDATE ${typeSql(dependent).table} SET ${fk} = NULL${versionBumpFor([fkProperty])} WHERE account_id = ? AND ${fk} IN (${selected})`, [accountId, accountId, ...params]);
@@ -500,7 +500,7 @@ export class EntityStore {
     let key = 't.id';
     if (r.kind === 'reference') {
       const dependent = this.model.typeByName.get(r.dependent)!;
-      const fk = q(dependent.properties.find((p) => p.name === r.foreignKey)!.column);
+      const fk = q(columnOf(dependent, r.foreignKey));
       if (nav.many) {
         // From the principal to its dependents.
         from = `${table} t`;
@@ -531,7 +531,7 @@ export class EntityStore {
       return leftToRight ? [q(r.leftColumn), q(r.rightColumn), q(r.table)] : [q(r.rightColumn), q(r.leftColumn), q(r.table)];
     }
     const through = this.model.typeByName.get(r.through)!;
-    const col = (name: string) => q(through.properties.find((p) => p.name === name)!.column);
+    const col = (name: string) => q(columnOf(through, name));
     return leftToRight ? [col(r.leftKey), col(r.rightKey), q(through.table)] : [col(r.rightKey), col(r.leftKey), q(through.table)];
   }
 

@@ -17,6 +17,7 @@ import { entityId, type EntityRecord } from '../odata/entity';
 import type { ExpandNode, LiteralExpr, OrderByItem } from '../odata/expr/ast';
 import type { ReadPlan } from '../odata/plan';
 import { invalid } from '../model/rule-violation';
+import { columnOf } from '../model/define';
 import { columnsOf, rowWidth, type EntityStore } from './entities';
 import type { SqlDialect } from './sql/dialect';
 import { compileExpression, compileOrderBy, encodeLiteral, storedType, type ExpressionScope } from './sql/expression';
@@ -414,10 +415,6 @@ export class EntityReads {
     }
     return sql;
   }
-}
-
-function columnOf(type: EntityTypeDef, propertyName: string): string {
-  return type.properties.find((p) => p.name === propertyName)!.column;
 }
 
 function distinctIds(values: readonly EdmValue[]): bigint[] {

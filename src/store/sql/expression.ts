@@ -13,6 +13,7 @@
  */
 import type { EntityTypeDef, Model, NavigationDef } from '../../model/types';
 import type { EdmType } from '../../model/types';
+import { columnOf } from '../../model/define';
 import type { BinaryExpr, ComparisonOperator, Expr, ExprType, OrderByItem } from '../../odata/expr/ast';
 import type { SqlValue, ValueCodec } from '../store';
 import type { NumericType, SqlDialect } from './dialect';
@@ -144,10 +145,6 @@ function property(scope: ExpressionScope, navigations: readonly NavigationDef[],
     previousAlias = alias;
   }
   return `(SELECT ${previousAlias}.${q(column)} FROM ${from} WHERE ${where})`;
-}
-
-function columnOf(type: EntityTypeDef, propertyName: string): string {
-  return type.properties.find((p) => p.name === propertyName)!.column;
 }
 
 function binary(scope: ExpressionScope, e: BinaryExpr): string {
