@@ -26,6 +26,8 @@ export interface DatabaseOptions {
   readonly preparedStatements?: boolean;
   /** How long a finished read's COMMIT may wait for its connection's next use (tests set it). */
   readonly readEndWaitMs?: number;
+  /** How long a batch of one account's writes runs before it leaves the rest to the next (tests set it). */
+  readonly batchTimeBudgetMs?: number;
 }
 
 export const isPostgresUrl = (url: string): boolean => /^postgres(ql)?:\/\//i.test(url);

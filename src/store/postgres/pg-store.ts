@@ -51,6 +51,8 @@ export interface PostgresOptions {
   readonly poolWaitMs?: number;
   /** How long a finished read's COMMIT may wait for the connection's next use (see LeftOpen). */
   readonly readEndWaitMs?: number;
+  /** How long a batch of writes runs before it leaves the rest to the next (DEFAULT_BATCH_TIME_BUDGET_MS). */
+  readonly batchTimeBudgetMs?: number;
   /**
    * Pooled connections that reads of one statement share (./shared-reads.ts); by default one per
    * four of the pool, at most two, and none behind a pooler (it would hand each Sync's
@@ -90,7 +92,7 @@ const MAX_JOBS_PER_COMMIT = 64;
  * batch is answered after its COMMIT, so without a bound one slow write (a large deep insert)
  * would delay every write that happened to be queued with it, not only those behind it.
  */
-const BATCH_TIME_BUDGET_MS = 20;
+const DEFAULT_BATCH_TIME_BUDGET_MS = 20;
 /** Ids drawn ahead for one batch at most (WriteOptions.newIds); a write that takes more asks again. */
 const MAX_IDS_AHEAD = 4_000;
 
@@ -312,7 +314,7 @@ export class PostgresStore implements Store {
   /**
    * One transaction for the batch: BEGIN, the tenant and the account's lock, then each write in
    * its own SAVEPOINT, one after the other (each sees the writes before it), then one COMMIT.
-   * Answers the writes left for the next batch (BATCH_TIME_BUDGET_MS).
+   * Answers the writes left for the next batch (DEFAULT_BATCH_TIME_BUDGET_MS).
    * Every write is answered only after the COMMIT returned; if the transaction fails (the
    * COMMIT, the connection, the pool's wait), every write of the batch fails and none is kept.
    */
@@ -341,7 +343,7 @@ export class PostgresStore implements Store {
             // (reading the clock for timestamps included) happens in the order writes are serialised.
             await tx.settled();
             if (drawn) tx.idsAhead = new IdsAhead(drawnIds((await drawn).rows));
-            outcomes = await runJobs(tx, queued, verdicts, BATCH_TIME_BUDGET_MS);
+            outcomes = await runJobs(tx, queued, verdicts, this.options.batchTimeBudgetMs ?? DEFAULT_BATCH_TIME_BUDGET_MS);
             ran = outcomes.length;
             await commit(client, tx);
           } catch (error) {
