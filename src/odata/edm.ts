@@ -251,22 +251,27 @@ export function fromXmlText(type: EdmType, text: string): EdmValue {
   }
 }
 
+/**
+ * The JSON verbose text of a value of each type (an absent one as null): Int64 and Decimal quoted,
+ * DateTime as "\/Date(ms)\/". One function per type, so that the writers, which convert every
+ * value of every row, call the conversion of the property's own type instead of switching on it.
+ */
+const quotedJson = (v: EdmValue | undefined): string => (v === null || v === undefined ? 'null' : '"' + String(v) + '"');
+const JSON_TEXT: Readonly<Record<EdmType, (value: EdmValue | undefined) => string>> = {
+  'Edm.Int64': quotedJson,
+  'Edm.Decimal': quotedJson,
+  'Edm.Int32': (v) => (v === null || v === undefined ? 'null' : String(v)),
+  'Edm.Boolean': (v) => (v === null || v === undefined ? 'null' : v ? 'true' : 'false'),
+  'Edm.DateTime': (v) => (v === null || v === undefined ? 'null' : '"\\/Date(' + String(v) + ')\\/"'),
+  'Edm.String': (v) => (v === null || v === undefined ? 'null' : JSON.stringify(v)),
+};
+
+/** The JSON text conversion of a type's values (JSON_TEXT). */
+export const jsonTextOf = (type: EdmType): ((value: EdmValue | undefined) => string) => JSON_TEXT[type];
+
 /** The JSON verbose text of a value: Int64 and Decimal quoted, DateTime as "\/Date(ms)\/". */
 export function toJson(type: EdmType, value: EdmValue): string {
-  if (value === null) return 'null';
-  switch (type) {
-    case 'Edm.Int64':
-    case 'Edm.Decimal':
-      return `"${String(value)}"`;
-    case 'Edm.Int32':
-      return String(value);
-    case 'Edm.Boolean':
-      return value ? 'true' : 'false';
-    case 'Edm.DateTime':
-      return `"\\/Date(${String(value)})\\/"`;
-    case 'Edm.String':
-      return JSON.stringify(value);
-  }
+  return JSON_TEXT[type](value);
 }
 
 /** The Atom/XML element text of a non-null value (not yet XML-escaped). */

@@ -14,7 +14,7 @@ import { compileOver, memberSource } from '../../model/compiled-access';
 import { model } from '../../model/catalogue-model';
 import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
-import { toJson, type EdmValue } from '../edm';
+import { jsonTextOf, toJson, type EdmValue } from '../edm';
 import type { EntityRecord, WriteContext } from '../entity';
 import { BytesSink, NON_ASCII, StringSink, type TextSink } from '../text-sink';
 
@@ -68,7 +68,7 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
     const properties: PropertyInfo[] = type.properties.map((p) => ({
       name: p.name,
       member: `,${JSON.stringify(p.name)}:`,
-      text: (v) => toJson(p.type, v === undefined ? null : v),
+      text: jsonTextOf(p.type),
     }));
     const json = properties.map((p) => p.text);
     const member = (i: number) => JSON.stringify(properties[i]!.member);
@@ -164,7 +164,19 @@ function makeCtx(root: string, v2: boolean, select: ReadonlySet<string> | undefi
 const plainCtxByRoot = new Map<string, Ctx>();
 const PLAIN_CONTEXTS = 64;
 
+/** The last context asked for and its Ctx: a feed asks once per entity, with the same context. */
+let lastContext: WriteContext | undefined;
+let lastCtx: Ctx | undefined;
+
 function ctxOf(ctx: WriteContext): Ctx {
+  if (ctx === lastContext) return lastCtx!;
+  const c = compiledCtx(ctx);
+  lastContext = ctx;
+  lastCtx = c;
+  return c;
+}
+
+function compiledCtx(ctx: WriteContext): Ctx {
   if (ctx.select === undefined) {
     const key = (ctx.version === 2 ? '2' : '1') + ctx.serviceRoot;
     let plain = plainCtxByRoot.get(key);
