@@ -58,6 +58,12 @@ interface TypeInfo {
    */
   readonly allPropertiesApart: (values: Readonly<Record<string, EdmValue>>, sink: TextSink, out: string) => string;
   readonly navigations: readonly NavigationInfo[];
+  /**
+   * Every navigation deferred, given the entity's URI: the constant text between two URIs is one
+   * string, so the members are built of half as many pieces (a feed's entities are written this
+   * way, and flattening a string costs per piece).
+   */
+  readonly allDeferred: (entityUri: string) => string;
 }
 
 const typeCache = new WeakMap<EntityTypeDef, TypeInfo>();
@@ -70,15 +76,27 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
       member: `,${JSON.stringify(p.name)}:`,
       text: jsonTextOf(p.type),
     }));
+    const navigations = type.navigations.map((nav) => {
+      const member = `,${JSON.stringify(nav.name)}:`;
+      return {
+        nav,
+        member,
+        deferredHead: `${member}{"__deferred":{"uri":"`,
+        deferredTail: `${JSON.stringify('/' + nav.name).slice(1, -1)}"}}`,
+      };
+    });
     const json = properties.map((p) => p.text);
     const member = (i: number) => JSON.stringify(properties[i]!.member);
-    const value = (i: number) => `json[${i}](values.${memberSource(type, type.properties[i]!)})`;
-    const terms = type.properties.map((_, i) => `${member(i)} + ${value(i)}`);
+    // An absent value's member is one constant (`,"Name":null`): fewer pieces in the string.
+    const absent = (i: number) => JSON.stringify(properties[i]!.member + 'null');
+    const read = (i: number) => `values.${memberSource(type, type.properties[i]!)}`;
+    const term = (i: number) => `(${read(i)} == null ? ${absent(i)} : ${member(i)} + json[${i}](${read(i)}))`;
+    const terms = type.properties.map((_, i) => term(i));
     // Only a String's text can hold characters outside ASCII.
     const apartSteps = type.properties.map((p, i) =>
       p.type === 'Edm.String'
-        ? `t = ${value(i)}; if (NON_ASCII.test(t)) { sink.append(out + ${member(i)}); sink.appendApart(t); out = ''; } else out += ${member(i)} + t;`
-        : `out += ${member(i)} + ${value(i)};`,
+        ? `t = ${read(i)}; if (t == null) out += ${absent(i)}; else { t = json[${i}](t); if (NON_ASCII.test(t)) { sink.append(out + ${member(i)}); sink.appendApart(t); out = ''; } else out += ${member(i)} + t; }`
+        : `out += ${term(i)};`,
     );
     info = {
       setPath: `/${type.setName}(`,
@@ -92,19 +110,20 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
         { json, NON_ASCII },
         `(values, sink, out) => { let t; ${apartSteps.join(' ')} return out; }`,
       ),
-      navigations: type.navigations.map((nav) => {
-        const member = `,${JSON.stringify(nav.name)}:`;
-        return {
-          nav,
-          member,
-          deferredHead: `${member}{"__deferred":{"uri":"`,
-          deferredTail: `${JSON.stringify('/' + nav.name).slice(1, -1)}"}}`,
-        };
-      }),
+      navigations,
+      allDeferred: compileOver({}, `(uri) => ${deferredSource(navigations)}`),
     };
     typeCache.set(type, info);
   }
   return info;
+}
+
+/** JavaScript source of allDeferred's body: `head0 + uri + (tail0 + head1) + uri + … + tailN`. */
+function deferredSource(navigations: readonly NavigationInfo[]): string {
+  if (navigations.length === 0) return "''";
+  const constants: string[] = [navigations[0]!.deferredHead];
+  navigations.forEach((n, i) => constants.push(n.deferredTail + (navigations[i + 1]?.deferredHead ?? '')));
+  return constants.map((text) => JSON.stringify(text)).join(' + uri + ');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -237,6 +256,10 @@ function writeEntity(c: Ctx, rec: EntityRecord, sink: TextSink): void {
 
   const expanded = rec.expanded;
   const entityUri = uri + 'L)';
+  if (expanded === undefined && (sel === undefined || sel.star)) {
+    sink.append(out + t.allDeferred(entityUri) + '}');
+    return;
+  }
   for (const n of t.navigations) {
     const name = n.nav.name;
     if (sel !== undefined && !sel.star && !sel.heads.has(name)) continue;
