@@ -208,9 +208,7 @@ export class EntityReads {
     const fromWhere = this.fromWhere(b, plan, false);
     let sql: string;
     if (paged && (plan.top !== undefined || plan.skip !== undefined)) {
-      const limit = plan.top === undefined ? undefined : b.params.add(plan.top);
-      const offset = plan.skip === undefined ? undefined : b.params.add(plan.skip);
-      sql = `SELECT count(*) AS n FROM (SELECT 1 AS one ${fromWhere}${b.dialect.limitOffset(limit, offset)}) c`;
+      sql = `SELECT count(*) AS n FROM (SELECT 1 AS one ${fromWhere}${b.dialect.limitOffset(plan.top, plan.skip, b.params)}) c`;
     } else {
       sql = `SELECT count(*) AS n ${fromWhere}`;
     }
@@ -236,11 +234,10 @@ export class EntityReads {
     // Rows beyond rowsAtMost are left unread only where the plan itself would read them.
     const probe = options.rowsAtMost !== undefined && (planned === undefined || planned > options.rowsAtMost + 1) ? options.rowsAtMost : undefined;
     const take = probe === undefined ? planned : probe + 1;
-    const limit = take === undefined ? undefined : b.params.add(take);
-    const offset = plan.skip === undefined || plan.after ? undefined : b.params.add(plan.skip);
+    const offset = plan.skip === undefined || plan.after ? undefined : plan.skip;
     const sql =
       `SELECT ${this.columns(plan.type)}${orderColumns} ${fromWhere} ` +
-      `ORDER BY ${[...orderItems, this.keyColumn(plan)].join(', ')}${b.dialect.limitOffset(limit, offset)}`;
+      `ORDER BY ${[...orderItems, this.keyColumn(plan)].join(', ')}${b.dialect.limitOffset(take, offset, b.params)}`;
 
     let page: MutableRecord[] = [];
     let delivered = 0;

@@ -14,6 +14,7 @@ import type { EdmType } from '../../src/model/types';
 import { openStore } from '../../src/store/open';
 import type { Store } from '../../src/store/store';
 import type { NumericType } from '../../src/store/sql/dialect';
+import { SqlParams } from '../../src/store/sql/params';
 import { freshDatabase, testEngine } from '../support/test-database';
 
 let store: Store;
@@ -203,6 +204,28 @@ describe(`the ${testEngine} dialect`, () => {
     const ids = [5, 6, 7].map(() => `SELECT ${dialect.typed('Edm.Int64', '?')} AS id`).join(' UNION ALL ');
     const found = await store.read(1, (tx) => tx.all<{ id: unknown }>(`SELECT id FROM (${ids}) t WHERE ${dialect.inIds('t.id', '?')} ORDER BY id`, [5n, 6n, 7n, dialect.idsParam([7n, 5n, 9n])]));
     assert.deepEqual(found.map((r) => store.codec.decode('Edm.Int64', r.id)), [5n, 7n]);
+  });
+
+  test('LIMIT and OFFSET take and skip rows in order; SQLite writes safe counts as literals, since a bound count re-prepares the statement on every run', async () => {
+    const { dialect } = store;
+    const values = [4, 1, 5, 2, 3];
+    const page = async (limit: number | undefined, offset: number | undefined) => {
+      const params = new SqlParams();
+      const union = values.map((v) => `SELECT ${dialect.typed('Edm.Int32', params.add(store.codec.encode('Edm.Int32', v)))} AS v`).join(' UNION ALL ');
+      const clause = dialect.limitOffset(limit, offset, params);
+      const rows = await store.read(1, (tx) => tx.all<{ v: unknown }>(`SELECT v FROM (${union}) t ORDER BY v${clause}`, params.values));
+      return { clause, bound: params.values.length - values.length, values: rows.map((r) => store.codec.decode('Edm.Int32', r.v)) };
+    };
+    assert.deepEqual((await page(2, 1)).values, [2, 3]);
+    assert.deepEqual((await page(undefined, 3)).values, [4, 5]);
+    assert.deepEqual((await page(0, undefined)).values, []);
+    assert.equal((await page(undefined, undefined)).clause, '');
+    // A count past the safe integers is bound on both engines, and still limits nothing here.
+    const huge = await page(2 ** 53, 0);
+    assert.deepEqual(huge.values, [1, 2, 3, 4, 5]);
+    assert.equal(huge.bound, testEngine === 'sqlite' ? 1 : 2);
+    const safe = await page(2, 1);
+    assert.equal(safe.bound, testEngine === 'sqlite' ? 0 : 2, safe.clause);
   });
 
   test('a list of values of each type matches exactly the rows holding one of them, whatever the text holds', async () => {

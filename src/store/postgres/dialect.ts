@@ -152,8 +152,10 @@ export const pgDialect: SqlDialect = {
   isNotDistinct: (a, b) => `(${a} IS NOT DISTINCT FROM ${b})`,
   isDistinct: (a, b) => `(${a} IS DISTINCT FROM ${b})`,
   orderItem: (sql, descending) => (descending ? `${sql} DESC NULLS LAST` : `${sql} ASC NULLS FIRST`),
-  limitOffset: (limit, offset) =>
-    limit === undefined && offset === undefined ? '' : ` LIMIT ${limit === undefined ? 'ALL' : `CAST(${limit} AS bigint)`}${offset === undefined ? '' : ` OFFSET CAST(${offset} AS bigint)`}`,
+  limitOffset: (limit, offset, params) =>
+    limit === undefined && offset === undefined
+      ? ''
+      : ` LIMIT ${limit === undefined ? 'ALL' : `CAST(${params.add(limit)} AS bigint)`}${offset === undefined ? '' : ` OFFSET CAST(${params.add(offset)} AS bigint)`}`,
   arithmetic(op, type: NumericType, a, b) {
     if (type === 'Edm.Decimal') {
       // numeric(18,6), the scale and range every Decimal property holds: past it, 22003 (a 400).

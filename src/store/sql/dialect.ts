@@ -28,6 +28,11 @@ export const DIVISION_BY_ZERO = 'Division by zero in the expression: a div or mo
 /** A value as both engines' drivers take it as a parameter. */
 export type SqlValue = string | number | bigint | null | Buffer;
 
+/** Where a dialect adds a value it binds, getting its placeholder back (./params.ts). */
+export interface Placeholders {
+  add(value: SqlValue): string;
+}
+
 export type NumericType = 'Edm.Int32' | 'Edm.Int64' | 'Edm.Decimal';
 
 /**
@@ -70,8 +75,11 @@ export interface SqlDialect {
   isDistinct(a: string, b: string): string;
   /** One ORDER BY item: nulls first when ascending and last when descending (as .NET orders). */
   orderItem(sql: string, descending: boolean): string;
-  /** LIMIT/OFFSET clause for optional placeholders ('' when both are absent). */
-  limitOffset(limit: string | undefined, offset: string | undefined): string;
+  /**
+   * LIMIT/OFFSET clause for optional row counts ('' when both are absent), each written as the
+   * engine plans it best: a literal, or a value added to `params`.
+   */
+  limitOffset(limit: number | undefined, offset: number | undefined, params: Placeholders): string;
   /** a <op> b for two operands of `type`, by the rules above. */
   arithmetic(op: ArithmeticOperator, type: NumericType, a: string, b: string): string;
   negate(type: NumericType, a: string): string;

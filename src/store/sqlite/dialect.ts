@@ -5,7 +5,7 @@
  */
 import type { FunctionName } from '../../odata/expr/ast';
 import { DECIMAL_SCALE } from '../../odata/edm';
-import { DIVISION_BY_ZERO, type NumericType, type SqlDialect } from '../sql/dialect';
+import { DIVISION_BY_ZERO, type NumericType, type Placeholders, type SqlDialect } from '../sql/dialect';
 import { DIVISION_BY_ZERO_MESSAGE, OVERFLOW_MESSAGE } from './functions';
 
 const UNIT = String(10 ** DECIMAL_SCALE);
@@ -67,6 +67,16 @@ function call(name: FunctionName, a: readonly string[]): string {
   }
 }
 
+/**
+ * A LIMIT or OFFSET count as a literal: SQLite reads the value of a parameter bound there when it
+ * plans, so a statement with one is prepared again on every run that binds it anew (a 50-row
+ * page of products took about 100 µs instead of 70). The counts are integers the options parser
+ * checked; one that is not a safe integer still goes as a parameter.
+ */
+function rowCount(count: number, params: Placeholders): string {
+  return Number.isSafeInteger(count) && count >= 0 ? String(count) : params.add(count);
+}
+
 export const sqliteDialect: SqlDialect = {
   typed: (_type, placeholder) => placeholder,
   inIds: (column, placeholder) => `${column} IN (SELECT value FROM json_each(${placeholder}))`,
@@ -88,8 +98,8 @@ export const sqliteDialect: SqlDialect = {
   // SQLite orders NULL below every value: first ascending, last descending, as .NET does.
   orderItem: (sql, descending) => (descending ? `${sql} DESC` : sql),
   // SQLite needs a LIMIT before an OFFSET; -1 means none.
-  limitOffset: (limit, offset) =>
-    limit === undefined && offset === undefined ? '' : ` LIMIT ${limit ?? '-1'}${offset === undefined ? '' : ` OFFSET ${offset}`}`,
+  limitOffset: (limit, offset, params) =>
+    limit === undefined && offset === undefined ? '' : ` LIMIT ${limit === undefined ? '-1' : rowCount(limit, params)}${offset === undefined ? '' : ` OFFSET ${rowCount(offset, params)}`}`,
   arithmetic(op, type: NumericType, a, b) {
     if (type === 'Edm.Decimal') {
       // Millionths add, subtract and take remainders as integers; products and quotients rescale.
