@@ -60,8 +60,8 @@ interface TypeInfo {
   readonly navigations: readonly NavigationInfo[];
   /**
    * Every navigation deferred, given the entity's URI: the constant text between two URIs is one
-   * string, so the members are built of half as many pieces (a feed's entities are written this
-   * way, and flattening a string costs per piece).
+   * string, so the members are built of fewer pieces (25 instead of 36 for a product; a feed's
+   * entities are written this way, and flattening a string costs per piece).
    */
   readonly allDeferred: (entityUri: string) => string;
 }
