@@ -8,7 +8,7 @@
  * Feeds are written in pieces so that a caller can stream them:
  *   atomFeedStart(ctx, …) + records.map((r) => atomEntry(ctx, r)).join('') + atomFeedEnd(…)
  */
-import { compileOver, memberSource } from '../../model/compiled-access';
+import { compileAround, compileOver, memberSource } from '../../model/compiled-access';
 import { model } from '../../model/catalogue-model';
 import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef, PropertyDef } from '../../model/types';
@@ -136,17 +136,9 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
     allProperties: compileOver({ element }, `(values) => ${type.properties.length > 0 ? type.properties.map((_, i) => elementOf(i)).join(' + ') : "''"}`),
     allPropertiesApart: compileOver({ element, NON_ASCII }, `(values, sink, out) => { let e; ${apartSteps.join(' ')} return out; }`),
     navigations,
-    allLinks: compileOver({}, `(path) => ${linksSource(navigations)}`),
+    allLinks: compileAround(navigations.map((n) => [n.link.open, `${n.link.hrefSuffix}" />`])),
     navigationByName,
   };
-}
-
-/** JavaScript source of allLinks' body: `open0 + path + (suffix0 + '" />' + open1) + path + …`. */
-function linksSource(navigations: readonly NavigationTemplate[]): string {
-  if (navigations.length === 0) return "''";
-  const constants: string[] = [navigations[0]!.link.open];
-  navigations.forEach((n, i) => constants.push(`${n.link.hrefSuffix}" />${navigations[i + 1]?.link.open ?? ''}`));
-  return constants.map((text) => JSON.stringify(text)).join(' + path + ');
 }
 
 function templateOf(type: EntityTypeDef): TypeTemplate {

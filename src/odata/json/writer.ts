@@ -10,7 +10,7 @@
  * and "__next" after the results at the top level only). Every entity, nested ones included,
  * carries its absolute canonical URI (via its type's entity set, never an alias).
  */
-import { compileOver, memberSource } from '../../model/compiled-access';
+import { compileAround, compileOver, memberSource } from '../../model/compiled-access';
 import { model } from '../../model/catalogue-model';
 import { qualifiedName } from '../../model/define';
 import type { EdmType, EntityTypeDef, NavigationDef } from '../../model/types';
@@ -111,19 +111,11 @@ function typeInfo(type: EntityTypeDef): TypeInfo {
         `(values, sink, out) => { let t; ${apartSteps.join(' ')} return out; }`,
       ),
       navigations,
-      allDeferred: compileOver({}, `(uri) => ${deferredSource(navigations)}`),
+      allDeferred: compileAround(navigations.map((n) => [n.deferredHead, n.deferredTail])),
     };
     typeCache.set(type, info);
   }
   return info;
-}
-
-/** JavaScript source of allDeferred's body: `head0 + uri + (tail0 + head1) + uri + … + tailN`. */
-function deferredSource(navigations: readonly NavigationInfo[]): string {
-  if (navigations.length === 0) return "''";
-  const constants: string[] = [navigations[0]!.deferredHead];
-  navigations.forEach((n, i) => constants.push(n.deferredTail + (navigations[i + 1]?.deferredHead ?? '')));
-  return constants.map((text) => JSON.stringify(text)).join(' + uri + ');
 }
 
 // ---------------------------------------------------------------------------------------------
