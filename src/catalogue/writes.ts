@@ -188,7 +188,7 @@ export class CatalogueWrites {
     const row = applyPayload(type, values, mode, stored, this.clock.now());
     const ctx = { tx, accountId, entities: this.entities, rows: this.entities, model: this.model, type, row, stored, sent: new Set(values.keys()) };
     await checkRules(ctx);
-    const version = await this.entities.update(tx, accountId, type, id, row, placementsRewrite(type) ? undefined : stored.values);
+    const version = await this.entities.update(tx, accountId, type, id, row, placementsRewrite(type) ? undefined : stored.values, stored.version);
     await applyFollowUps(ctx);
     // Read back when follow-ups (order history) may have changed the row again.
     if (version !== undefined && !followUpsRewrite(type)) return version;

@@ -61,6 +61,14 @@ export class BufferedResponder implements Responder {
     return Buffer.concat(this.chunks);
   }
 
+  /** Forgets the answer held: a changeset that runs again (WriteOptions.repeatable) renders each anew. */
+  clear(): void {
+    this.status = 0;
+    this.headers = {};
+    this.chunks = [];
+    this.done = false;
+  }
+
   send(reply: Reply): void {
     if (this.started) return;
     this.status = reply.status;

@@ -8,7 +8,7 @@ import type { EntityTypeDef, LinkTableRelation, Model, NavigationDef, PropertyDe
 import type { EdmValue } from '../odata/edm';
 import type { ExprType } from '../odata/expr/ast';
 import { compareIds, entityId, type EntityRecord } from '../odata/entity';
-import type { RunResult, SqlExecutor, SqlValue, Store, ValueCodec } from './store';
+import { sentBehind, type RunResult, type SqlExecutor, type SqlValue, type Store, type ValueCodec } from './store';
 import { ReadAheadExecutor } from './read-ahead';
 import { ACCOUNT_COLUMN, comparedColumn, comparedValue, comparisonKeyColumn, uniqueIndexName, uniqueKeyColumns, VERSION_COLUMN, versionBumpFor } from './schema';
 import { comparisonKey } from '../model/text';
@@ -23,6 +23,16 @@ const q = (name: string) => `"${name}"`;
 /** The select list of an entity read as an array row (see EntityStore.decodeRow). */
 export function columnsOf(type: EntityTypeDef, alias = 't'): string {
   return [...type.properties.map((p) => `${alias}.${q(p.column)}`), `${alias}.${q(VERSION_COLUMN)}`].join(', ');
+}
+
+/** The UPDATE of one shape of change (EntityStore.update). */
+interface UpdateStatement {
+  /** Parameters: the changed values, their comparison keys, the account, the id. */
+  readonly sql: string;
+  /** The same UPDATE verified against the version read before: one more parameter, that version. */
+  readonly verifiedSql: string;
+  /** The changed properties written with their comparison keys. */
+  readonly keyed: readonly PropertyDef[];
 }
 
 /** The properties that have a comparison key column beside their own (text rules compare ignoring case). */
@@ -146,7 +156,7 @@ export class EntityStore {
   /** Per type, insertMany()'s statements by their number of rows (the full size and a few remainders). */
   private readonly insertRowsSql = new Map<EntityTypeDef, Map<number, string>>();
   /** UPDATE statements per type, by the columns they set. */
-  private readonly updateSqlCache = new Map<EntityTypeDef, Map<string, { sql: string; keyed: readonly PropertyDef[] }>>();
+  private readonly updateSqlCache = new Map<EntityTypeDef, Map<string, UpdateStatement>>();
 
   constructor(
     readonly model: Model,
@@ -386,6 +396,12 @@ export class EntityStore {
     values: Readonly<Record<string, EdmValue>>,
     /** The row as this transaction read it: columns that already hold their new value are not written. */
     stored?: Readonly<Record<string, EdmValue>>,
+    /**
+     * The row's version as this transaction read it. Where the executor takes statements behind
+     * (SqlExecutor.writesBehind), the UPDATE then goes out without being waited for, and the new
+     * version is answered from this one (see verifiedUpdate).
+     */
+    storedVersion?: bigint,
   ): Promise<bigint | undefined> {
     const written = writtenProperties(type, values);
     if (written.length === 0) return undefined;
@@ -393,17 +409,19 @@ export class EntityStore {
     // key, a lookup of the parent: a MERGE of one property would pay for every other one.
     // The version still moves by what the client wrote (versionBumpFor), as an ETag must.
     const changed = stored === undefined ? written : written.filter((p) => (values[p.name] ?? null) !== (stored[p.name] ?? null));
-    const statement = this.updateStatement(type, changed, versionBumpFor(written) !== '');
+    const bumpVersion = versionBumpFor(written) !== '';
+    const statement = this.updateStatement(type, changed, bumpVersion);
     if (statement === undefined) return undefined;
+    const params = [...changed.map((p) => this.encode(p, values[p.name]!)), ...statement.keyed.map((p) => keyOf(values[p.name])), accountId, id];
     // Under a read-ahead, this statement changes this one row only: the rows kept of others stay.
     const sentAt = tx instanceof ReadAheadExecutor ? tx.changeCount : 0;
+    if (storedVersion !== undefined && tx.writesBehind?.()) {
+      await sentBehind(tx, tx.run(statement.verifiedSql, [...params, storedVersion]));
+      if (tx instanceof ReadAheadExecutor) tx.rowUpdated(typeSql(type).byId, accountId, id, sentAt);
+      return bumpVersion ? storedVersion + 1n : storedVersion;
+    }
     try {
-      const row = await tx.get<{ v: unknown }>(statement.sql, [
-        ...changed.map((p) => this.encode(p, values[p.name]!)),
-        ...statement.keyed.map((p) => keyOf(values[p.name])),
-        accountId,
-        id,
-      ]);
+      const row = await tx.get<{ v: unknown }>(statement.sql, params);
       if (tx instanceof ReadAheadExecutor) tx.rowUpdated(typeSql(type).byId, accountId, id, sentAt);
       return row ? (this.store.codec.decode('Edm.Int64', row.v) as bigint) : undefined;
     } catch (error) {
@@ -412,7 +430,7 @@ export class EntityStore {
   }
 
   /** The UPDATE of these columns (with their comparison keys) and maybe the version, once per shape. */
-  private updateStatement(type: EntityTypeDef, changed: readonly PropertyDef[], bumpVersion: boolean): { sql: string; keyed: readonly PropertyDef[] } | undefined {
+  private updateStatement(type: EntityTypeDef, changed: readonly PropertyDef[], bumpVersion: boolean): UpdateStatement | undefined {
     let byShape = this.updateSqlCache.get(type);
     if (byShape === undefined) this.updateSqlCache.set(type, (byShape = new Map()));
     const shape = (bumpVersion ? '+' : '') + changed.map((p) => p.name).join(',');
@@ -423,8 +441,17 @@ export class EntityStore {
       const assignments = [...changed.map((p) => `${q(p.column)} = ?`), ...keyed.map((p) => `${q(comparisonKeyColumn(p)!)} = ?`)];
       if (bumpVersion) assignments.push(`${q(VERSION_COLUMN)} = ${q(VERSION_COLUMN)} + 1`);
       if (assignments.length === 0) return undefined;
-      // RETURNING the version saves reading it back in another round trip.
-      statement = { sql: `UPDATE ${typeSql(type).table} SET ${assignments.join(', ')} WHERE account_id = ? AND id = ? RETURNING ${q(VERSION_COLUMN)} AS v`, keyed };
+      const update = `UPDATE ${typeSql(type).table} SET ${assignments.join(', ')} WHERE account_id = ? AND id = ?`;
+      statement = {
+        // RETURNING the version saves reading it back in another round trip.
+        sql: `${update} RETURNING ${q(VERSION_COLUMN)} AS v`,
+        // Changes the row only while it holds the version the write read, and otherwise fails
+        // (a division by zero): PostgreSQL then aborts the transaction at this statement, so a
+        // write that went on without its answer runs again, waiting for it (write-batch.ts).
+        // A data-modifying WITH is PostgreSQL's; only its executor takes statements behind.
+        verifiedSql: `WITH changed AS (${update} AND ${q(VERSION_COLUMN)} = ? RETURNING 1) SELECT 1 / count(*) AS verified FROM changed`,
+        keyed,
+      };
       // The shapes are the subsets of properties clients change together: few, but not bounded.
       if (byShape.size >= 256) byShape.clear();
       byShape.set(shape, statement);

@@ -53,6 +53,14 @@ export class ReadAheadExecutor implements SqlExecutor {
     return this.inner.idsAhead;
   }
 
+  writeBehind(sent: Promise<unknown>): boolean {
+    return this.inner.writeBehind?.(sent) ?? false;
+  }
+
+  writesBehind(): boolean {
+    return this.inner.writesBehind?.() ?? false;
+  }
+
   /** Statements sent so far that may have changed rows: pass it to keep() or rowUpdated(). */
   get changeCount(): number {
     return this.changes;

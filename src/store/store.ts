@@ -57,6 +57,12 @@ export interface SqlExecutor {
    * engine cannot.
    */
   writeBehind?(sent: Promise<unknown>): boolean;
+  /**
+   * Whether writeBehind() takes statements now: a write may then send one whose answer it can
+   * tell beforehand, provided the statement itself fails should that answer be wrong (as
+   * EntityStore.update's UPDATE verified against the version it read).
+   */
+  writesBehind?(): boolean;
 }
 
 /**

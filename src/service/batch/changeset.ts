@@ -98,7 +98,10 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
   const guard = await credentialGuardOf(caller, prepared);
   try {
     const newIds = prepared.reduce((n, p) => n + (p.plan ? idsNeeded(p.plan) : 0), 0);
-    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds, ...(guard ? { guard } : {}) });
+    // Writes of the entity sets touch nothing outside the transaction, so the changeset may run
+    // again (WriteOptions.repeatable); a service operation may not be run twice.
+    const repeatable = prepared.every((p) => p.plan !== undefined);
+    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds, repeatable, ...(guard ? { guard } : {}) });
     for (const p of prepared) if (p.target.kind === 'path' && p.target.path.kind === 'operation') auditCommitted(p.request, p.target.path.operation);
     return { kind: 'changeset', responses };
   } catch (error) {
@@ -172,6 +175,8 @@ function standsForNoEntity(contentId: string): Error {
 /** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
 async function executeAll(caller: BatchCaller, transaction: SqlExecutor, prepared: readonly PreparedOperation[]): Promise<InnerResponse[]> {
   const tx = new ReadAheadExecutor(transaction);
+  // A run before this one (the changeset runs again: WriteOptions.repeatable) answered nothing.
+  for (const operation of prepared) operation.responder.clear();
   await readTargetsAhead(caller, tx, prepared);
   const ledger = new ChangesetLedger();
   const responses: InnerResponse[] = [];

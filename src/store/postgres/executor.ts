@@ -61,6 +61,10 @@ export class ConnectionExecutor implements SqlExecutor {
     return holdWritesWhile(this.client);
   }
 
+  writesBehind(): boolean {
+    return this.behind !== undefined;
+  }
+
   writeBehind(sent: Promise<unknown>): boolean {
     if (!this.behind) return false;
     this.behind(sent);
