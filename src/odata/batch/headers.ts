@@ -74,9 +74,10 @@ function findBlankLine(buffer: Buffer, start: number, where: string): { blank: n
   while (lineStart < scanEnd) {
     if (buffer[lineStart] === LF) return { blank: lineStart, after: lineStart + 1 };
     if (buffer[lineStart] === CR && buffer[lineStart + 1] === LF) return { blank: lineStart, after: lineStart + 2 };
-    let at = lineStart;
-    while (at < scanEnd && buffer[at] !== LF) at++;
-    lineStart = at + 1;
+    // The next line start: indexOf of one byte is a memchr, not a loop in JavaScript.
+    const lf = buffer.indexOf(LF, lineStart);
+    if (lf < 0 || lf >= scanEnd) break;
+    lineStart = lf + 1;
   }
   if (scanEnd < length) throw badRequest(`${where}a header block is longer than ${MAX_HEADER_BYTES} bytes.`);
   return undefined;
