@@ -399,7 +399,7 @@ export class EntityStore {
     /**
      * The row's version as this transaction read it. Where the executor takes statements behind
      * (SqlExecutor.writesBehind), the UPDATE then goes out without being waited for, and the new
-     * version is answered from this one (see verifiedUpdate).
+     * version is answered from this one (see UpdateStatement.verifiedSql).
      */
     storedVersion?: bigint,
   ): Promise<bigint | undefined> {
