@@ -95,13 +95,14 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
 
   // Nothing to run: no transaction either.
   if (prepared.length === 0) return { kind: 'changeset', responses: [] };
-  const guard = await credentialGuardOf(caller, prepared);
+  // Only writes of the entity sets, no service operation: they run nothing before their
+  // transaction's first statement and touch nothing outside it.
+  const entitySetWritesOnly = prepared.every((p) => p.plan !== undefined);
+  const guard = await credentialGuardOf(caller, entitySetWritesOnly);
   try {
     const newIds = prepared.reduce((n, p) => n + (p.plan ? idsNeeded(p.plan) : 0), 0);
-    // Writes of the entity sets touch nothing outside the transaction, so the changeset may run
-    // again (WriteOptions.repeatable); a service operation may not be run twice.
-    const repeatable = prepared.every((p) => p.plan !== undefined);
-    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds, repeatable, ...(guard ? { guard } : {}) });
+    // Such a changeset may run again (WriteOptions.repeatable); a service operation may not run twice.
+    const responses = await caller.app.store.write(caller.accountId, (tx) => executeAll(caller, tx, prepared), { newIds, repeatable: entitySetWritesOnly, ...(guard ? { guard } : {}) });
     for (const p of prepared) if (p.target.kind === 'path' && p.target.path.kind === 'operation') auditCommitted(p.request, p.target.path.operation);
     return { kind: 'changeset', responses };
   } catch (error) {
@@ -121,10 +122,10 @@ export async function runChangeset(caller: BatchCaller, requests: readonly Inner
  * check has not passed yet: only if every operation writes the entity sets, whose writes run
  * nothing before their transaction's first statement. A service operation is confirmed first.
  */
-async function credentialGuardOf(caller: BatchCaller, prepared: readonly PreparedOperation[]): Promise<BatchCredentials['guard'] | undefined> {
+async function credentialGuardOf(caller: BatchCaller, entitySetWritesOnly: boolean): Promise<BatchCredentials['guard'] | undefined> {
   const credentials = caller.credentials;
   if (credentials === undefined || credentials.guard.passed) return undefined;
-  if (prepared.every((p) => p.plan !== undefined)) return credentials.guard;
+  if (entitySetWritesOnly) return credentials.guard;
   await credentials.confirm();
   return undefined;
 }
