@@ -14,7 +14,8 @@ import { BenchSetupError, postgresDatabase, sqliteDatabase, type BenchDatabase, 
 import { runExport } from './lib/export';
 import { login, request, SERVICE_PATH, connectorHeaders, type Credentials } from './lib/http';
 import { runLoad, type LoadResult, type RequestShape } from './lib/load';
-import { machineBusyMicros, startBaseline, startService, type ServerProcess } from './lib/processes';
+import { machineBusyMicros, startBaseline, startFloor, startService, type ServerProcess } from './lib/processes';
+import { sqliteFileOf } from '../src/store/open';
 import { findProfile, formatProfile, summariseProfile, type ProfileSummary } from './lib/profile';
 import { evaluateTargets, formatExport, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
 import { baselineRequest, feedEntities, WORKLOADS, type Catalogue, type Workload, type WorkloadContext } from './lib/workloads';
@@ -29,6 +30,7 @@ interface Options {
   readonly only: readonly string[] | undefined;
   readonly cpuProf: boolean;
   readonly keep: boolean;
+  readonly floor: boolean;
 }
 
 const USAGE = `npm run bench -- [options]
@@ -43,7 +45,9 @@ const USAGE = `npm run bench -- [options]
   --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export'].join(', ')})
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
                              functions of each workload's measured window
-  --keep                     keep the work directory (databases, server logs)`;
+  --keep                     keep the work directory (databases, server logs)
+  --floor                    SQLite: after each read workload that has one, measure the floor too
+                             (bench/lib/floor-server.ts: the same answer, the same rules, no pipeline)`;
 
 function parseArgs(argv: readonly string[]): Options {
   const values = new Map<string, string>();
@@ -57,7 +61,7 @@ function parseArgs(argv: readonly string[]): Options {
       console.log(USAGE);
       process.exit(0);
     }
-    if (['cpu-prof', 'keep'].includes(name)) flags.add(name);
+    if (['cpu-prof', 'keep', 'floor'].includes(name)) flags.add(name);
     else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only'].includes(name)) {
       const value = m[2] ?? argv[++i];
       if (value === undefined) throw new BenchSetupError(`--${name} needs a value`);
@@ -86,6 +90,7 @@ function parseArgs(argv: readonly string[]): Options {
     only,
     cpuProf: flags.has('cpu-prof'),
     keep: flags.has('keep'),
+    floor: flags.has('floor'),
   };
 }
 
@@ -126,6 +131,8 @@ interface Measurement {
 
 class Bench {
   private readonly live = new Set<ServerProcess>();
+  /** Rows of the floor (--floor), measured beside the workloads, not yet reported. */
+  private floorRows: Row[] = [];
   private catalogue: Catalogue | undefined;
   private baselineServer: ServerProcess | undefined;
   readonly baselines: Row[] = [];
@@ -138,12 +145,13 @@ class Bench {
   ) {}
 
   /** A `catalogue serve` process with its own database copy, stopped (and its profile written) after fn. */
-  private async withService<T>(label: string, fn: (service: ServerProcess) => Promise<T>): Promise<T> {
+  private async withService<T>(label: string, fn: (service: ServerProcess, databaseUrl: string | undefined) => Promise<T>): Promise<T> {
     const cpuProfDir = this.profileDir ? path.join(this.profileDir, label) : undefined;
-    const service = await startService(label, { ...serviceBaseEnv(), ...this.db.forProcess(label) }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
+    const database = this.db.forProcess(label);
+    const service = await startService(label, { ...serviceBaseEnv(), ...database }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
     this.live.add(service);
     try {
-      return await fn(service);
+      return await fn(service, database.DATABASE_URL);
     } catch (error) {
       const tail = service.logTail(8);
       throw new Error(`${(error as Error).message}\n  server log (${service.logFile}), last lines:\n${tail.replace(/^/gm, '    ')}`);
@@ -266,7 +274,7 @@ class Bench {
   async workload(w: Workload): Promise<Row> {
     let window: { from: number; to: number } | undefined;
     try {
-      const value: Row = await this.withService(w.id, async (service) => {
+      const value: Row = await this.withService(w.id, async (service, databaseUrl) => {
         const credentials = await this.credentials(service);
         this.catalogue ??= await this.loadCatalogue(service.origin, credentials);
         const ctx: WorkloadContext = { root: service.origin + SERVICE_PATH, credentials, catalogue: this.catalogue };
@@ -281,7 +289,11 @@ class Bench {
         const baseline = await this.baseline(w.id);
         const m = await this.measure(service, pool, w.expectStatus, w.verifyBody ? (body) => w.verifyBody!(body) : undefined, w.crowd);
         window = m.window;
-        return this.row(w.id, w.title, m, baseline, w.entitiesPerRequest);
+        const row = this.row(w.id, w.title, m, baseline, w.entitiesPerRequest);
+        if (this.options.floor && w.floor && this.options.engine === 'sqlite' && databaseUrl !== undefined && row.result === 'ok') {
+          this.floorRows.push(await this.floor(w, service, sqliteFileOf(databaseUrl), pool, baseline));
+        }
+        return row;
       });
       if (value.result === 'not available') return value;
       const profile = this.profileOf(w.id, window);
@@ -289,6 +301,43 @@ class Bench {
     } catch (error) {
       return { id: w.id, title: w.title, result: 'FAILED', note: (error as Error).message };
     }
+  }
+
+  /**
+   * The floor of a workload (floor-server.ts) over the database the service has just served, with
+   * the session it logged in: first the same answer as the service's, byte for byte, then the
+   * same load, compared with the baseline the service's run was.
+   */
+  private async floor(w: Workload, service: ServerProcess, databaseFile: string, pool: readonly RequestShape[], baseline: Row): Promise<Row> {
+    const label = `floor-${w.id}`;
+    const title = `floor: ${w.title}`;
+    log(title);
+    const floor = await startFloor(label, databaseFile, this.db.account.accountId, path.join(this.workDir, `${label}.log`));
+    this.live.add(floor);
+    try {
+      const first = pool[0]!;
+      const ask = (origin: string) => request(origin + first.path, { method: first.method, headers: { ...first.headers } });
+      const [ours, its] = [await ask(service.origin), await ask(floor.origin)];
+      if (its.status !== ours.status || its.body.split(floor.origin).join(service.origin) !== ours.body) {
+        throw new Error(`the floor's answer differs from the service's: ${its.status} ${its.body.slice(0, 300)}`);
+      }
+      const m = await this.measure(floor, pool, w.expectStatus, w.verifyBody ? (body) => w.verifyBody!(body) : undefined);
+      const row = this.row(label, title, m, baseline, w.entitiesPerRequest);
+      log(`${label}: ${row.result}, ${row.requestsPerSecond?.toFixed(0)} req/s`);
+      return row;
+    } catch (error) {
+      return { id: label, title, result: 'FAILED', note: (error as Error).message };
+    } finally {
+      await floor.stop();
+      this.live.delete(floor);
+    }
+  }
+
+  /** The floor rows measured since the last call. */
+  takeFloorRows(): Row[] {
+    const rows = this.floorRows;
+    this.floorRows = [];
+    return rows;
   }
 
   async export(): Promise<ExportResult> {
@@ -409,7 +458,7 @@ async function main(): Promise<void> {
       if (w.id === 'post-json' && row.result === 'ok' && !db!.durability.durable) {
         row = { ...row, result: 'FAILED', note: `commits are not durable (${db!.durability.setting})` };
       }
-      rows.push(row);
+      rows.push(row, ...bench!.takeFloorRows());
       const base = row.baselineRequestsPerSecond !== undefined ? ` (baseline ${row.baselineRequestsPerSecond.toFixed(0)} req/s)` : '';
       log(`${w.id}: ${row.result}${row.requestsPerSecond !== undefined ? `, ${row.requestsPerSecond.toFixed(0)} req/s${base}` : ''}${row.note && row.result !== 'ok' ? ` — ${row.note}` : ''}`);
     };
@@ -425,7 +474,8 @@ async function main(): Promise<void> {
     await bench.stopBaseline();
     const baseline = summariseBaselines(bench.baselines);
 
-    const targets = evaluateTargets(options.engine, rows, exported, db.durability.commitMs);
+    // The floor's rows are for comparison: the targets are the service's.
+    const targets = evaluateTargets(options.engine, rows.filter((r) => !r.id.startsWith('floor-')), exported, db.durability.commitMs);
     const seconds = (performance.now() - started) / 1000;
     console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
     console.log(formatTable(baseline, rows));

@@ -15,6 +15,7 @@ import { peakRssOf } from '../../test/support/serve-process';
 const ROOT = path.join(__dirname, '..', '..', '..');
 export const CATALOGUE_BIN = path.join(ROOT, 'bin', 'catalogue.js');
 export const BASELINE_SERVER = path.join(__dirname, 'baseline-server.js');
+export const FLOOR_SERVER = path.join(__dirname, 'floor-server.js');
 
 export interface ServerProcess {
   readonly label: string;
@@ -128,4 +129,9 @@ export function startService(label: string, env: Record<string, string>, logFile
 /** The bare node:http server with its fixed 300-byte JSON body. */
 export function startBaseline(logFile: string): Promise<ServerProcess> {
   return startProcess('baseline', [BASELINE_SERVER], {}, logFile);
+}
+
+/** The floor (floor-server.ts) over an SQLite file the service has used, for one account. */
+export function startFloor(label: string, databaseFile: string, accountId: number, logFile: string): Promise<ServerProcess> {
+  return startProcess(label, [FLOOR_SERVER], { DATABASE_FILE: databaseFile, ACCOUNT_ID: String(accountId) }, logFile);
 }
