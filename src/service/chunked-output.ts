@@ -8,7 +8,12 @@
 import type { TextSink } from '../odata/text-sink';
 import type { BodyStream } from './responder';
 
-const CHUNK_BYTES = 64 * 1024;
+/**
+ * A connector's page of 50 products is about 108 KB of JSON verbose: in one buffer it leaves
+ * whole, with a Content-Length, in one write. With 64 KiB it went as two chunks of a chunked
+ * answer, and the bench's 50-row filter cost about 60 µs more CPU per page (600 against 550).
+ */
+const CHUNK_BYTES = 128 * 1024;
 /** Small pieces are joined into a string of about this length before encoding: fewer calls. */
 const PENDING_CHARS = 4096;
 /**

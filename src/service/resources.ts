@@ -193,11 +193,13 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
         await out.drain();
       }
       delivered += next.value.records.length;
+      next = await pages.next();
       // A turn of the event loop between pages. While the socket takes every write at once,
       // nothing above waits for I/O, so without it a long feed on SQLite (whose reads are
       // synchronous) would keep every other request and timer waiting until its last page.
-      await yieldToEventLoop();
-      next = await pages.next();
+      // None after the last page: the answer's end then leaves in the same write as its
+      // entities (node:http sends what a tick wrote at once), not in a write of its own.
+      if (!next.done) await yieldToEventLoop();
     }
   } finally {
     // Ends the row statement when the loop stops early (a write that failed): see EntityReads.stream.
