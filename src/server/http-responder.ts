@@ -2,6 +2,33 @@
 import type { ServerResponse } from 'node:http';
 import { odataHeaders, type BodyStream, type Reply, type Responder, type StreamHead } from '../service/responder';
 
+/**
+ * The header lines of a whole answer as the flat list writeHead() takes: the OData headers, the
+ * reply's own, then the body's type and length. A name given again (in any case) replaces the
+ * earlier line, as setHeader() would. writeHead() with a list stores nothing per header before
+ * the head is written; setHeader() per header showed as 3% of a GET's CPU profile.
+ */
+function headerLines(reply: Reply, bodyLength: number | undefined): string[] {
+  const lines: string[] = [];
+  const put = (name: string, value: string): void => {
+    const lower = name.toLowerCase();
+    for (let i = 0; i < lines.length; i += 2) {
+      if (lines[i]!.toLowerCase() === lower) {
+        lines.splice(i, 2);
+        break;
+      }
+    }
+    lines.push(name, value);
+  };
+  for (const [name, value] of Object.entries(odataHeaders(reply.version))) lines.push(name, value);
+  if (reply.headers) for (const name in reply.headers) put(name, reply.headers[name]!);
+  if (bodyLength !== undefined) {
+    if (reply.contentType) put('Content-Type', reply.contentType);
+    put('Content-Length', String(bodyLength));
+  }
+  return lines;
+}
+
 /** Writes to the socket; a streamed body waits for 'drain' when the socket buffer is full. */
 export class HttpResponder implements Responder {
   /** Set by 'close': a client that went away must end a stream at once, not leave it waiting for 'drain'. */
@@ -33,16 +60,17 @@ export class HttpResponder implements Responder {
   send(reply: Reply): void {
     const res = this.res;
     if (res.headersSent) return;
-    res.statusCode = reply.status;
-    for (const [name, value] of Object.entries(odataHeaders(reply.version))) res.setHeader(name, value);
-    if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
     if (reply.body === undefined) {
+      // Without a body node:http frames the answer (no length on a 204 or 304, a length of 0
+      // otherwise) only when it writes the head itself, at end().
+      const lines = headerLines(reply, undefined);
+      res.statusCode = reply.status;
+      for (let i = 0; i < lines.length; i += 2) res.setHeader(lines[i]!, lines[i + 1]!);
       res.end();
       return;
     }
     const body = typeof reply.body === 'string' ? Buffer.from(reply.body, 'utf8') : reply.body;
-    if (reply.contentType) res.setHeader('Content-Type', reply.contentType);
-    res.setHeader('Content-Length', body.length);
+    res.writeHead(reply.status, headerLines(reply, body.length));
     res.end(body);
   }
 
