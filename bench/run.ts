@@ -31,7 +31,11 @@ interface Options {
   readonly cpuProf: boolean;
   readonly keep: boolean;
   readonly floor: boolean;
+  readonly calibrate: boolean;
 }
+
+/** The work per request (µs) of the calibration runs (--calibrate). */
+const CALIBRATION_MICROS = [20, 40, 60, 100];
 
 const USAGE = `npm run bench -- [options]
   --engine sqlite|postgres   database engine (default sqlite). postgres uses BENCH_DATABASE_URL or
@@ -47,7 +51,9 @@ const USAGE = `npm run bench -- [options]
                              functions of each workload's measured window
   --keep                     keep the work directory (databases, server logs)
   --floor                    SQLite: after each read workload that has one, measure the floor too
-                             (bench/lib/floor-server.ts: the same answer, the same rules, no pipeline)`;
+                             (bench/lib/floor-server.ts: the same answer, the same rules, no pipeline)
+  --calibrate                also measure the baseline computing ${CALIBRATION_MICROS.join(', ')} µs per request: what a
+                             request of that cost gets on this machine, kernel and client included`;
 
 function parseArgs(argv: readonly string[]): Options {
   const values = new Map<string, string>();
@@ -61,7 +67,7 @@ function parseArgs(argv: readonly string[]): Options {
       console.log(USAGE);
       process.exit(0);
     }
-    if (['cpu-prof', 'keep', 'floor'].includes(name)) flags.add(name);
+    if (['cpu-prof', 'keep', 'floor', 'calibrate'].includes(name)) flags.add(name);
     else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only'].includes(name)) {
       const value = m[2] ?? argv[++i];
       if (value === undefined) throw new BenchSetupError(`--${name} needs a value`);
@@ -91,6 +97,7 @@ function parseArgs(argv: readonly string[]): Options {
     cpuProf: flags.has('cpu-prof'),
     keep: flags.has('keep'),
     floor: flags.has('floor'),
+    calibrate: flags.has('calibrate'),
   };
 }
 
@@ -263,6 +270,28 @@ class Bench {
     const row = this.row('baseline', `baseline before ${before}`, m, undefined);
     this.baselines.push(row);
     return row;
+  }
+
+  /**
+   * The baseline computing `workMicros` per request before it answers (--calibrate): the
+   * requests/s and CPU per request a server of that cost gets here, with the same load.
+   */
+  async calibration(workMicros: number): Promise<Row> {
+    const label = `calibrate-${workMicros}us`;
+    const title = `baseline + ${workMicros} µs of work per request`;
+    log(title);
+    const server = await startBaseline(path.join(this.workDir, `${label}.log`), workMicros);
+    this.live.add(server);
+    try {
+      const shape = baselineRequest({ subscriptionToken: this.db.account.subscriptionToken, cookie: 'x'.repeat(64) });
+      const row = this.row(label, title, await this.measure(server, [shape], 200), this.baselines.at(-1));
+      return { ...row, note: `${((row.cpuMicrosPerRequest ?? 0) - workMicros).toFixed(0)} µs per request beside the work` };
+    } catch (error) {
+      return { id: label, title, result: 'FAILED', note: (error as Error).message };
+    } finally {
+      await server.stop();
+      this.live.delete(server);
+    }
   }
 
   async stopBaseline(): Promise<void> {
@@ -471,11 +500,15 @@ async function main(): Promise<void> {
       exported = await bench.export();
     }
     for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
+    if (options.calibrate) {
+      if (bench.baselines.length === 0) await bench.baseline('the calibration');
+      for (const micros of CALIBRATION_MICROS) rows.push(await bench.calibration(micros));
+    }
     await bench.stopBaseline();
     const baseline = summariseBaselines(bench.baselines);
 
-    // The floor's rows are for comparison: the targets are the service's.
-    const targets = evaluateTargets(options.engine, rows.filter((r) => !r.id.startsWith('floor-')), exported, db.durability.commitMs);
+    // The rows of the floor and the calibration are for comparison: the targets are the service's.
+    const targets = evaluateTargets(options.engine, rows.filter((r) => !r.id.startsWith('floor-') && !r.id.startsWith('calibrate-')), exported, db.durability.commitMs);
     const seconds = (performance.now() - started) / 1000;
     console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
     console.log(formatTable(baseline, rows));

@@ -3,6 +3,10 @@
  * body, the most a Node process can do per request on this machine. Run as its own process
  * (`node dist/bench/lib/baseline-server.js`, PORT and HOST from the environment) so that its
  * CPU time and resident set are measured exactly like the service's.
+ *
+ * With BASELINE_WORK_US it first computes for that many microseconds per request (`--calibrate`):
+ * a server that does more per request also pays more per request to the kernel, since its
+ * client waits for it asleep and each answer has to wake it.
  */
 import http from 'node:http';
 
@@ -18,9 +22,14 @@ export function baselineBody(): Buffer {
 if (require.main === module) {
   const body = baselineBody();
   const headers = { 'Content-Type': 'application/json;charset=utf-8', 'Content-Length': String(body.length) };
+  const workMs = Number(process.env.BASELINE_WORK_US ?? 0) / 1000;
   const server = http.createServer((req, res) => {
     // A request body (none in the bench) would be read and dropped.
     req.resume();
+    if (workMs > 0) {
+      const until = performance.now() + workMs;
+      while (performance.now() < until);
+    }
     res.writeHead(200, headers);
     res.end(body);
   });

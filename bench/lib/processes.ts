@@ -127,8 +127,8 @@ export function startService(label: string, env: Record<string, string>, logFile
 }
 
 /** The bare node:http server with its fixed 300-byte JSON body. */
-export function startBaseline(logFile: string): Promise<ServerProcess> {
-  return startProcess('baseline', [BASELINE_SERVER], {}, logFile);
+export function startBaseline(logFile: string, workMicros = 0): Promise<ServerProcess> {
+  return startProcess(workMicros > 0 ? `baseline-${workMicros}us` : 'baseline', [BASELINE_SERVER], workMicros > 0 ? { BASELINE_WORK_US: String(workMicros) } : {}, logFile);
 }
 
 /** The floor (floor-server.ts) over an SQLite file the service has used, for one account. */

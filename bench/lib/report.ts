@@ -111,7 +111,7 @@ export function formatTable(baseline: Row, rows: readonly Row[]): string {
   const lines: string[][] = [header];
   for (const row of [baseline, ...rows]) {
     const extra = row.entitiesPerSecond !== undefined ? ` (${fmt(row.entitiesPerSecond)} entities/s)` : '';
-    const note = row.note && (row.result !== 'ok' || row.id === 'baseline' || row.id.startsWith('crowd')) ? `: ${row.note}` : '';
+    const note = row.note && (row.result !== 'ok' || row.id === 'baseline' || row.id.startsWith('crowd') || row.id.startsWith('calibrate-')) ? `: ${row.note}` : '';
     lines.push([
       row.title,
       fmt(row.requestsPerSecond),
