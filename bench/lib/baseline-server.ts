@@ -9,6 +9,7 @@
  * client waits for it asleep and each answer has to wake it.
  */
 import http from 'node:http';
+import { serveFromEnvironment } from './child-server';
 
 export const BASELINE_BODY_BYTES = 300;
 
@@ -33,16 +34,5 @@ if (require.main === module) {
     res.writeHead(200, headers);
     res.end(body);
   });
-  const port = Number(process.env.PORT ?? 0);
-  server.listen(port, process.env.HOST || '127.0.0.1', () => {
-    const address = server.address() as { port: number };
-    process.stdout.write(JSON.stringify({ msg: 'baseline listening', origin: `http://127.0.0.1:${address.port}` }) + '\n');
-  });
-  const stop = () => {
-    server.close(() => process.exit(0));
-    // Idle keep-alive connections would hold close() open.
-    server.closeAllConnections();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  serveFromEnvironment(server, 'baseline');
 }

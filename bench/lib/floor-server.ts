@@ -20,6 +20,7 @@
 import http from 'node:http';
 import Database from 'better-sqlite3';
 import pino from 'pino';
+import { serveFromEnvironment } from './child-server';
 import { hashCredential, subscriptionTokenHash } from '../../src/auth/credentials';
 import { liveSessionOfAccountStatement } from '../../src/auth/directory';
 import { model } from '../../src/model/catalogue-model';
@@ -119,16 +120,7 @@ function main(): void {
     res.end(body);
     log.info({ reqId: `floor-${(++served).toString(36)}`, method: req.method, path: url.slice(0, Math.min(512, url.indexOf('?') >>> 0)), status, ms: Math.round((performance.now() - started) * 10) / 10 });
   });
-  server.listen(Number(process.env.PORT ?? 0), process.env.HOST || '127.0.0.1', () => {
-    const address = server.address() as { port: number };
-    process.stdout.write(JSON.stringify({ msg: 'floor listening', origin: `http://127.0.0.1:${address.port}` }) + '\n');
-  });
-  const stop = () => {
-    server.close(() => process.exit(0));
-    server.closeAllConnections();
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  serveFromEnvironment(server, 'floor');
 }
 
 if (require.main === module) main();
