@@ -27,6 +27,7 @@ import { model } from '../../src/model/catalogue-model';
 import type { EntityRecord, WriteContext } from '../../src/odata/entity';
 import { jsonEntityDocumentBytes, jsonEntityTo, jsonFeedEnd, jsonFeedSeparator, jsonFeedStart } from '../../src/odata/json/writer';
 import { ChunkedOutput } from '../../src/service/chunked-output';
+import { odataHeaders } from '../../src/service/responder';
 import { columnsOf, EntityStore } from '../../src/store/entities';
 import { logTime } from '../../src/server/log-time';
 import { DEFAULT_SESSION_OPTIONS } from '../../src/auth/sessions';
@@ -73,6 +74,8 @@ function main(): void {
   const range = prepare(`SELECT ${columns} FROM ${table} t WHERE t.account_id = ? AND t.id >= ? AND t.id <= ? ORDER BY t.id LIMIT 256`).raw(true);
   const credentialSql = liveSessionOfAccountStatement('', '', 0, 0, accountId).sql;
   const credentialCheck = prepare(credentialSql);
+  // The service's own OData headers of a version 1.0 answer, as the service sends them.
+  const odataLines = Object.entries(odataHeaders(1)).flat();
   const log = pino({ level: 'info', base: undefined, timestamp: logTime });
   let served = 0;
 
@@ -112,7 +115,7 @@ function main(): void {
       }
     }
     if (records !== undefined) body = await feedBytes(context, records);
-    const headers = ['DataServiceVersion', '1.0;', 'Cache-Control', 'no-cache'];
+    const headers = [...odataLines];
     if (etag !== undefined) headers.push('ETag', etag);
     if (body !== undefined) headers.push('Content-Type', 'application/json;charset=utf-8', 'Content-Length', String(body.length));
     res.writeHead(status, headers);
