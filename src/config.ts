@@ -4,6 +4,7 @@
  */
 import { DEFAULT_DATABASE_URL, type DatabaseOptions } from './store/open';
 import type { ReadLimits } from './odata/read-options';
+import { DEFAULT_EXPR_LIMITS } from './odata/expr/ast';
 import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
 import type { ResponseVersionPolicy } from './odata/negotiate';
 
@@ -120,6 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && (metricsToken.length < METRICS_TOKEN_MIN_LENGTH || !/^[\x21-\x7e]+$/.test(metricsToken))) {
     throw new ConfigError(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} printable characters without spaces`);
   }
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3);
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -144,7 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
     limits: {
-      maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3),
+      maxBodyBytes,
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),
       maxBatchParts: integer(env, 'MAX_BATCH_PARTS', DEFAULT_BATCH_LIMITS.maxParts, 1, 10_000),
       maxChangesetOperations: integer(env, 'MAX_CHANGESET_OPERATIONS', DEFAULT_BATCH_LIMITS.maxOperationsPerChangeset, 1, 10_000),
@@ -162,6 +164,11 @@ export function loadConfig(env: Env = process.env): Config {
         maxNodes: integer(env, 'MAX_FILTER_NODES', 100, 1, 10_000),
         maxDepth: integer(env, 'MAX_FILTER_DEPTH', 32, 1, 1_000),
         maxLength: integer(env, 'MAX_FILTER_LENGTH', 2048, 16, 1024 * 1024),
+        // 0 turns a cost bound off (for a differential test of what expressions mean, or a trusted deployment).
+        maxTextLength: integer(env, 'MAX_FILTER_TEXT_CHARS', DEFAULT_EXPR_LIMITS.maxTextLength, 0, 2 ** 50) || Infinity,
+        maxWorkPerRow: integer(env, 'MAX_FILTER_ROW_WORK', DEFAULT_EXPR_LIMITS.maxWorkPerRow, 0, 2 ** 50) || Infinity,
+        // A text property without a MaxLength holds at most what one request body carries.
+        unboundedTextLength: maxBodyBytes,
       },
       expand: {
         maxDepth: integer(env, 'MAX_EXPAND_DEPTH', 3, 1, 10),

@@ -139,6 +139,12 @@ export interface ExprLimits {
   readonly maxDepth: number;
   /** Characters of the option's text (default 2048). */
   readonly maxLength: number;
+  /** The longest text one node may produce, by the bounds of ./cost.ts (default 4 Mi characters). */
+  readonly maxTextLength: number;
+  /** Characters read and written per row to evaluate the expression, by ./cost.ts (default 256 Mi). */
+  readonly maxWorkPerRow: number;
+  /** The length a text property without a MaxLength counts as: what one request body can carry. */
+  readonly unboundedTextLength: number;
 }
 
 export interface ExpandLimits {
@@ -148,5 +154,12 @@ export interface ExpandLimits {
   readonly maxPaths: number;
 }
 
-export const DEFAULT_EXPR_LIMITS: ExprLimits = { maxNodes: 100, maxDepth: 32, maxLength: 2048 };
+export const DEFAULT_EXPR_LIMITS: ExprLimits = {
+  maxNodes: 100,
+  maxDepth: 32,
+  maxLength: 2048,
+  maxTextLength: 4 * 1024 * 1024,
+  maxWorkPerRow: 256 * 1024 * 1024,
+  unboundedTextLength: 1024 * 1024,
+};
 export const DEFAULT_EXPAND_LIMITS: ExpandLimits = { maxDepth: 3, maxPaths: 12 };

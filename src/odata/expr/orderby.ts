@@ -5,6 +5,7 @@
 import type { EntityTypeDef, Model } from '../../model/types';
 import { badRequest } from '../errors';
 import { DEFAULT_EXPR_LIMITS, type ExprLimits, type OrderByItem } from './ast';
+import { checkExpressionCost } from './cost';
 import { describeToken } from './lexer';
 import { ExpressionParser } from './parser';
 
@@ -25,6 +26,7 @@ export function parseOrderBy(model: Model, type: EntityTypeDef, text: string, li
       lexer.next();
       descending = direction.text === 'desc';
     }
+    checkExpressionCost(expr, '$orderby', limits);
     items.push({ expr, descending });
     const after = lexer.next();
     if (after.kind === 'end') return items;

@@ -11,6 +11,7 @@
  */
 import type { EntityTypeDef, Model } from '../../model/types';
 import { badRequest, type ODataError } from '../errors';
+import { checkExpressionCost } from './cost';
 import { DEFAULT_EXPR_LIMITS, type BinaryOperator, type Expr, type ExprLimits, type FunctionName } from './ast';
 import { bindBinary, bindMember, bindUnary, type Operand, type PathSegment } from './bind';
 import { bindCall, lookupFunction } from './functions';
@@ -299,5 +300,6 @@ export function parseFilter(model: Model, type: EntityTypeDef, text: string, lim
   if (expr.type !== 'Edm.Boolean') {
     throw badRequest(`The $filter expression must be a Boolean expression; this one is of type '${expr.type}'.`);
   }
+  checkExpressionCost(expr, '$filter', limits);
   return expr;
 }

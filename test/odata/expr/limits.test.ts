@@ -30,8 +30,15 @@ function timedBadRequest(run: () => unknown, ...words: string[]): number {
   return performance.now() - start;
 }
 
-test('the defaults are 100 nodes, depth 32 and 2048 characters', () => {
-  assert.deepEqual(DEFAULT_EXPR_LIMITS, { maxNodes: 100, maxDepth: 32, maxLength: 2048 });
+test('the defaults are 100 nodes, depth 32, 2048 characters, and the cost bounds', () => {
+  assert.deepEqual(DEFAULT_EXPR_LIMITS, {
+    maxNodes: 100,
+    maxDepth: 32,
+    maxLength: 2048,
+    maxTextLength: 4 * 1024 * 1024,
+    maxWorkPerRow: 256 * 1024 * 1024,
+    unboundedTextLength: 1024 * 1024,
+  });
 });
 
 test('exactly 100 nodes are accepted, 101 refused', () => {
@@ -108,7 +115,7 @@ test('100000 nested parentheses or nots fail fast with a 400', () => {
 });
 
 test('with every limit lifted, deep input still never exhausts the stack', () => {
-  const unlimited = { maxNodes: Infinity, maxDepth: Infinity, maxLength: Infinity };
+  const unlimited = { ...DEFAULT_EXPR_LIMITS, maxNodes: Infinity, maxDepth: Infinity, maxLength: Infinity };
   const nots = filter('not '.repeat(100_000) + 'DisableAutomatch', unlimited);
   assert.equal(nots.kind === 'unary' && nots.op, 'not');
   const parens = filter(`${'('.repeat(100_000)}DisableAutomatch${')'.repeat(100_000)}`, unlimited);
