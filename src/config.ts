@@ -2,7 +2,9 @@
  * Configuration from environment variables, each with a safe default, so `npm start` needs none.
  * The README's configuration table lists the same names; keep them in step.
  */
-import { DEFAULT_DATABASE_URL, type DatabaseOptions } from './store/open';
+import { DEFAULT_DATABASE_URL, isPostgresUrl, type DatabaseOptions } from './store/open';
+import { DEFAULT_SQLITE_READ_BUDGET_MS } from './store/sqlite/sqlite-store';
+import { DEFAULT_READ_STATEMENT_TIMEOUT_MS } from './store/postgres/pg-store';
 import type { ReadLimits } from './odata/read-options';
 import { DEFAULT_EXPR_LIMITS } from './odata/expr/ast';
 import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
@@ -61,6 +63,8 @@ export interface Config {
    */
   readonly responseVersion: ResponseVersionPolicy;
   readonly metrics: MetricsConfig;
+  /** Requests of one account at once per process, and its queue (service/admission.ts). */
+  readonly admission: AdmissionLimits;
   /** How often the service removes expired sessions, stale throttle rows and old idempotency keys. */
   readonly housekeepingIntervalMs: number;
 }
@@ -108,6 +112,34 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, not '${raw}'`);
 }
 
+/** Requests of one account per process (service/admission.ts). */
+export interface AdmissionLimits {
+  /** Requests of one account that run at once (0: no limit). */
+  readonly maxInFlight: number;
+  /** Requests of one account that wait for a slot; one more is refused at once. */
+  readonly maxQueued: number;
+  /** The longest a request waits in the queue before it is refused. */
+  readonly queueWaitMs: number;
+}
+
+/** Requests of one account at once: by default 4, and on PostgreSQL at most half the pool. */
+export const DEFAULT_ACCOUNT_MAX_IN_FLIGHT = 4;
+
+function admissionLimits(env: Env, poolSize: number | undefined): AdmissionLimits {
+  // On PostgreSQL each running request holds at most one pooled connection: half the pool at
+  // most leaves the other half to every other account.
+  const poolShare = poolSize === undefined ? Infinity : Math.max(1, Math.floor(poolSize / 2));
+  const maxInFlight = integer(env, 'ACCOUNT_MAX_IN_FLIGHT', Math.min(DEFAULT_ACCOUNT_MAX_IN_FLIGHT, poolShare), 0, 10_000);
+  if (maxInFlight > poolShare) {
+    throw new ConfigError(`ACCOUNT_MAX_IN_FLIGHT must be at most half of DATABASE_POOL_SIZE (${poolShare}), not ${maxInFlight}`);
+  }
+  return {
+    maxInFlight,
+    maxQueued: integer(env, 'ACCOUNT_MAX_QUEUED', 64, 0, 100_000),
+    queueWaitMs: integer(env, 'ACCOUNT_QUEUE_WAIT_MS', 10_000, 1, 600_000),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const publicUrl = env.PUBLIC_URL?.replace(/\/+$/, '') || undefined;
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/]+(\/[^\s]*)?$/i.test(publicUrl)) {
@@ -122,17 +154,21 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`METRICS_TOKEN must be at least ${METRICS_TOKEN_MIN_LENGTH} printable characters without spaces`);
   }
   const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 ** 3);
+  const poolSize = integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000);
+  const databaseUrl = env.DATABASE_URL || DEFAULT_DATABASE_URL;
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
+    databaseUrl,
     database: {
       ownerUrl: env.DATABASE_OWNER_URL || undefined,
-      poolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+      poolSize,
       poolWaitMs: integer(env, 'DATABASE_POOL_WAIT_MS', 3_000, 1, 600_000),
       statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
       preparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
       sqliteMmapBytes: integer(env, 'SQLITE_MMAP_MB', 0, 0, 1024 * 1024) * 1024 * 1024,
+      sqliteReadBudgetMs: integer(env, 'SQLITE_READ_BUDGET_MS', DEFAULT_SQLITE_READ_BUDGET_MS, 0, 3_600_000),
+      readStatementTimeoutMs: integer(env, 'READ_STATEMENT_TIMEOUT_MS', DEFAULT_READ_STATEMENT_TIMEOUT_MS, 0, 3_600_000),
     },
     logLevel: env.LOG_LEVEL || 'info',
     demoAccount: flag(env, 'DEMO_ACCOUNT', true),
@@ -144,6 +180,7 @@ export function loadConfig(env: Env = process.env): Config {
       token: metricsToken,
       port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     },
+    admission: admissionLimits(env, isPostgresUrl(databaseUrl) ? poolSize : undefined),
     housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
     limits: {
       maxBodyBytes,

@@ -12,10 +12,13 @@ export interface Activity {
   login(outcome: LoginOutcome): void;
   /** One $batch request: its top-level parts, and the operations in each of its changesets. */
   batch(parts: number, changesetSizes: readonly number[]): void;
+  /** A request refused because its account had too many in flight (service/admission.ts). */
+  admissionRefused(reason: 'queue_full' | 'queue_timeout'): void;
 }
 
 /** Reports nothing: what a service without metrics uses. */
 export const noActivity: Activity = {
   login() {},
   batch() {},
+  admissionRefused() {},
 };

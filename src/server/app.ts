@@ -24,6 +24,7 @@ import { HEALTH_PATH, healthHandler } from './health';
 import { CONSOLE_PATH, consoleHandler } from '../console/handler';
 import { startHousekeeping } from './housekeeping';
 import { noActivity } from '../auth/activity';
+import { AccountAdmission } from '../service/admission';
 import { setUpMetrics } from './metrics-setup';
 import { logTime } from './log-time';
 
@@ -62,6 +63,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await store.close();
     throw error;
   });
+  const activity = metrics?.activity ?? noActivity;
   const app: App = {
     config,
     model,
@@ -73,7 +75,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     operations: catalogue.operations,
     clock,
     log,
-    activity: metrics?.activity ?? noActivity,
+    activity,
+    admission: new AccountAdmission(config.admission, (reason) => activity.admissionRefused(reason)),
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };

@@ -96,6 +96,12 @@ export class ServiceMetrics implements Activity {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  private readonly admissionRefusals = new client.Counter({
+    name: 'catalogue_admission_refusals_total',
+    help: "Requests answered 429 because their account had too many in flight: queue_full (its queue was full) or queue_timeout (no slot within ACCOUNT_QUEUE_WAIT_MS); no account label",
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   private readonly groupCommits = new client.Histogram({
     name: 'catalogue_sqlite_group_commit_writes',
     help: 'Writes (transactions of requests) that shared one SQLite COMMIT',
@@ -110,6 +116,7 @@ export class ServiceMetrics implements Activity {
     private readonly platformPath: string,
   ) {
     for (const outcome of ['success', 'failure', 'throttled'] as const) this.logins.inc({ outcome }, 0);
+    for (const reason of ['queue_full', 'queue_timeout'] as const) this.admissionRefusals.inc({ reason }, 0);
     new client.Gauge({
       name: 'catalogue_processes',
       help: 'Server processes in this scrape: 1 for each, so with --workers N the sum says how many answered',
@@ -157,6 +164,10 @@ export class ServiceMetrics implements Activity {
 
   login(outcome: LoginOutcome): void {
     this.logins.inc({ outcome });
+  }
+
+  admissionRefused(reason: 'queue_full' | 'queue_timeout'): void {
+    this.admissionRefusals.inc({ reason });
   }
 
   batch(parts: number, changesetSizes: readonly number[]): void {

@@ -84,6 +84,8 @@ export function publicApiHandler(app: App): Handler {
     let parsed: ResourcePath | undefined;
     if (claim.accountHint !== undefined && CHECKED_IN_TRANSACTION.has(method)) {
       const guard = app.sessions.guardFor(claim, claim.accountHint);
+      // The account's share of this process: its request waits here, not in the database.
+      const release = await app.admission.admit(guard.accountId);
       try {
         parsed = parseResourcePath(app.model, rest);
         if (parsed.kind === 'resource') {
@@ -100,17 +102,23 @@ export function publicApiHandler(app: App): Handler {
         }
       } catch (error) {
         throw await failureOnClaim(app, guard, error);
+      } finally {
+        release();
       }
     }
 
     // Identify before resolving names, so that nothing about the service leaks to strangers.
     const accountId = await identify(app, claim);
-
-    // Resolve and answer (the path as parsed above, when it was).
-    const path = parsed ?? parseResourcePath(app.model, rest);
-    if (path.kind === 'batch') return serveBatch(app, ctx, accountId, options, new HttpResponder(ctx.res), undefined);
-    const responder = new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs);
-    return serveRequest(requestOf(app, ctx, accountId, method, options, versions, responder, undefined), path, rest);
+    const release = await app.admission.admit(accountId);
+    try {
+      // Resolve and answer (the path as parsed above, when it was).
+      const path = parsed ?? parseResourcePath(app.model, rest);
+      if (path.kind === 'batch') return await serveBatch(app, ctx, accountId, options, new HttpResponder(ctx.res), undefined);
+      const responder = new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs);
+      return await serveRequest(requestOf(app, ctx, accountId, method, options, versions, responder, undefined), path, rest);
+    } finally {
+      release();
+    }
   };
 }
 

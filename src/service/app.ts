@@ -14,6 +14,7 @@ import type { Model } from '../model/types';
 import type { EntityStore } from '../store/entities';
 import type { EntityReads } from '../store/reads';
 import type { Store } from '../store/store';
+import type { AccountAdmission } from './admission';
 
 export interface App {
   readonly config: Config;
@@ -28,6 +29,8 @@ export interface App {
   readonly log: Logger;
   /** Where the layers report logins and $batch sizes (the metrics, when they are on). */
   readonly activity: Activity;
+  /** How many requests of each account run at once in this process (./admission.ts). */
+  readonly admission: AccountAdmission;
   /** Generated once: the model does not change while the service runs. */
   readonly metadataXml: string;
   /** host:port the server listens on, for URIs when a request names no usable Host. */

@@ -7,7 +7,7 @@
 import { renderError, ODataError, type ErrorFormat } from '../odata/errors';
 import { EntityMissing, RuleViolation, type ViolationKind } from '../model/rule-violation';
 import { entityNotFound } from '../odata/not-found';
-import { StoreBusyError, WriterBusyError } from '../store/errors';
+import { StatementBudgetExceeded, StoreBusyError, WriterBusyError } from '../store/errors';
 import type { Reply } from './responder';
 
 /** Seconds a client should wait before sending a write again that found the writer busy. */
@@ -26,6 +26,14 @@ const KNOWN_ERRORS: readonly ((error: unknown) => ODataError | undefined)[] = [
       ? new ODataError(503, `The service could not write for ${error.waitedMs} ms because the database was busy; nothing was written. Send the request again in a few seconds.`, '', {
           'Retry-After': String(BUSY_RETRY_AFTER_S),
         })
+      : undefined,
+  (error) =>
+    error instanceof StatementBudgetExceeded
+      ? new ODataError(
+          400,
+          `The query ran longer than its time budget of ${error.budgetMs} ms and was stopped; nothing was answered. ` +
+            'Narrow it: a $filter on keys or dates, fewer text functions, or $top and $skip.',
+        )
       : undefined,
   // Overload is the client's to retry, not a fault.
   (error) =>

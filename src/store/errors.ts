@@ -29,3 +29,14 @@ export class StoreBusyError extends Error {
     super(`No database connection became free within ${waitedMs} ms`);
   }
 }
+
+/**
+ * A read statement ran past its time budget (SQLITE_READ_BUDGET_MS on SQLite, the read's
+ * statement_timeout on PostgreSQL) and was stopped: its cost is the request's own (the expression
+ * over the account's rows), so it is answered 400 naming the budget, not retried.
+ */
+export class StatementBudgetExceeded extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`A read statement ran past its time budget of ${budgetMs} ms`);
+  }
+}

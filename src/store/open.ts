@@ -14,6 +14,10 @@ export { ConfigurationError } from './errors';
 export interface DatabaseOptions {
   /** SQLite: bytes of the file read through a memory map (SQLITE_MMAP_MB), 0 for none. */
   readonly sqliteMmapBytes?: number;
+  /** SQLite: the longest a read with $filter or $orderby holds the event loop at one stretch (SQLITE_READ_BUDGET_MS). */
+  readonly sqliteReadBudgetMs?: number;
+  /** PostgreSQL: the server-side limit on one read statement (READ_STATEMENT_TIMEOUT_MS), 0 for none. */
+  readonly readStatementTimeoutMs?: number;
   /** The owner role's URL, for migrations (DATABASE_OWNER_URL). */
   readonly ownerUrl?: string | undefined;
   /** Connections at most per process (DATABASE_POOL_SIZE). */
@@ -42,8 +46,13 @@ export function sqliteFileOf(databaseUrl: string): string {
 
 export function openStore(databaseUrl: string = DEFAULT_DATABASE_URL, options: DatabaseOptions = {}): Store {
   const tables = buildSchema(model);
-  const { sqliteMmapBytes, ...postgres } = options;
+  const { sqliteMmapBytes, sqliteReadBudgetMs, ...postgres } = options;
   if (isPostgresUrl(databaseUrl)) return new PostgresStore({ url: databaseUrl, tables, ...postgres });
   if (options.ownerUrl) throw new ConfigurationError('DATABASE_OWNER_URL is for PostgreSQL; DATABASE_URL names a SQLite database');
-  return new SqliteStore({ file: sqliteFileOf(databaseUrl), tables, mmapBytes: sqliteMmapBytes ?? 0 });
+  return new SqliteStore({
+    file: sqliteFileOf(databaseUrl),
+    tables,
+    mmapBytes: sqliteMmapBytes ?? 0,
+    ...(sqliteReadBudgetMs !== undefined ? { readBudgetMs: sqliteReadBudgetMs } : {}),
+  });
 }

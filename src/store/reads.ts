@@ -11,6 +11,7 @@
  * only as bound parameters. Statements that do not depend on a request's expressions (the plain
  * set, each expansion) have a fixed text, so the engine's prepared statement is reused.
  */
+import { StatementBudgetExceeded } from './errors';
 import type { EntityTypeDef, Model, NavigationDef } from '../model/types';
 import type { EdmValue } from '../odata/edm';
 import { entityId, type EntityRecord } from '../odata/entity';
@@ -137,6 +138,8 @@ export class EntityReads {
       from += join.join;
       where += ` AND ${join.sourceColumn} = ${b.params.add(source.sourceId)}`;
     }
+    // Before the filter, so that it is evaluated for every row, whatever the filter costs.
+    if ((plan.filter || plan.orderBy.length > 0) && b.dialect.budgetCheck) where += ` AND ${b.dialect.budgetCheck}`;
     if (plan.filter) where += ` AND ${compileExpression(b, plan.filter)}`;
     if (withAfter && plan.after) where += ` AND ${this.afterCondition(b, plan.orderBy, plan.after, this.keyColumn(plan))}`;
     return `FROM ${from} WHERE ${where}`;
@@ -332,6 +335,7 @@ export class EntityReads {
     } catch (error) {
       const message = b.dialect.expressionError(error);
       if (message !== undefined) throw invalid(message);
+      if (b.dialect.isTimeout(error)) throw new StatementBudgetExceeded(this.store.readBudgetMs);
       throw error;
     }
   }

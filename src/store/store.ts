@@ -172,6 +172,8 @@ export interface Store {
   readonly codec: ValueCodec;
   /** How this engine spells what SQL does not standardise (lists, functions, null ordering). */
   readonly dialect: SqlDialect;
+  /** The time budget of a read statement, in ms (0: none), for the error that names it. */
+  readonly readBudgetMs: number;
   /** Creates whatever the model needs and the database lacks; safe to run again. */
   migrate(): Promise<MigrationReport>;
   /** Directory statements (auth tables), each on its own outside any transaction. */

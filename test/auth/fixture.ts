@@ -75,6 +75,7 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
     engine: store.engine,
     codec: store.codec,
     dialect: store.dialect,
+    readBudgetMs: store.readBudgetMs,
     migrate: () => store.migrate(),
     directory: wrap(store.directory),
     writeDirectory: <T>(fn: (tx: SqlExecutor) => Promise<T>) => {

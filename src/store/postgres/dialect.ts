@@ -179,6 +179,8 @@ export const pgDialect: SqlDialect = {
   negate: (_type, a) => `(-(${a}))`,
   convert: (_from, to, a) => (to === 'Edm.Decimal' ? `CAST(${a} AS numeric)` : `CAST(${a} AS bigint)`),
   call,
+  // query_canceled: statement_timeout (a read's READ_STATEMENT_TIMEOUT_MS) ran out.
+  isTimeout: (error) => (error as { code?: unknown } | null)?.code === '57014',
   expressionError(error) {
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code !== 'string' || !code.startsWith('22')) return undefined;

@@ -41,6 +41,8 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** Longest a statement may run before the server cancels it (0: no limit). */
   readonly statementTimeoutMs?: number;
+  /** The same for the statements of a read (READ_STATEMENT_TIMEOUT_MS), set by the read's setup (0: no limit). */
+  readonly readStatementTimeoutMs?: number;
   /**
    * Named statements prepared per connection (the default). False serves through a pooler in
    * transaction mode (pgbouncer): statements go unnamed, and the session settings travel with
@@ -78,6 +80,13 @@ const DEFAULT_POOL_SIZE = 10;
 
 /** The default wait for a pooled connection: short, so that overload answers 503 at once. */
 export const DEFAULT_POOL_WAIT_MS = 3_000;
+
+/**
+ * The server-side limit on each statement of a read (READ_STATEMENT_TIMEOUT_MS): a page of a
+ * stream is one FETCH, so an export is held to it page by page, not as a whole. Writes keep
+ * statementTimeoutMs (DATABASE_STATEMENT_TIMEOUT_MS).
+ */
+export const DEFAULT_READ_STATEMENT_TIMEOUT_MS = 5_000;
 
 /** What node-pg's pool rejects a waiting connect() with when connectionTimeoutMillis ran out. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
@@ -151,11 +160,14 @@ export class PostgresStore implements Store {
   readonly engine = 'postgres' as const;
   readonly codec = pgCodec;
   readonly dialect = pgDialect;
+  readonly readBudgetMs: number;
   readonly directory: SqlExecutor;
   private readonly pool: Pool;
   private readonly caches = new WeakMap<PoolClient, StatementCache>();
   /** What every transaction sets besides the tenant ('' unless behind a pooler). */
   private readonly settings: string;
+  /** What every read's setup sets besides the tenant: the settings and the read's statement_timeout. */
+  private readonly readSettings: string;
   private inFlight = 0;
   private drained: (() => void) | undefined;
   private closing: Promise<void> | undefined;
@@ -172,6 +184,9 @@ export class PostgresStore implements Store {
     const shared = sharedReadConnectionsOf(options);
     this.sharedReads = shared > 0 ? new SharedReadConnections(shared, () => this.connect(), behindPooler(options) ? undefined : STATEMENTS_PER_CONNECTION) : undefined;
     this.settings = sessionSettings(options);
+    this.readBudgetMs = options.readStatementTimeoutMs ?? DEFAULT_READ_STATEMENT_TIMEOUT_MS;
+    // A read's statements get the read budget, set with its tenant (until its transaction ends).
+    this.readSettings = `${this.settings}, set_config('statement_timeout', '${this.readBudgetMs}', true)`;
     // An idle connection that the server drops (restart, admin) reports here; the pool discards
     // it and opens a new one when needed. Without a listener the process would exit.
     this.pool.on('error', () => undefined);
@@ -226,10 +241,10 @@ export class PostgresStore implements Store {
 
   /** The statement that sets a read's tenant: from the guard's own row when there is a guard. */
   private readSetup(accountId: number, guard: ReadGuard | undefined): ReadSetup {
-    if (!guard) return { sql: SET_TENANT + this.settings, params: [String(accountId)] };
+    if (!guard) return { sql: SET_TENANT + this.readSettings, params: [String(accountId)] };
     // A refused check leaves the tenant unset, so the read's first statement, already on its
     // way, finds no row under row-level security either.
-    const sql = `SELECT set_config('${TENANT_SETTING}', CAST(g.account_id AS text), true) AS tenant, g.*${this.settings} FROM (${guard.sql}) g`;
+    const sql = `SELECT set_config('${TENANT_SETTING}', CAST(g.account_id AS text), true) AS tenant, g.*${this.readSettings} FROM (${guard.sql}) g`;
     return { sql, params: guard.params, check: (row) => guard.check(row) };
   }
 

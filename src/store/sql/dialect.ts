@@ -67,6 +67,15 @@ export interface SqlDialect {
   rowsParams(values: readonly SqlValue[], columnCount: number): SqlValue[];
   /** The statement, marked to be planned for the values of each execution where an engine can. */
   plannedPerExecution(sql: string): string;
+  /**
+   * A condition that is true while the statement is within its time budget and stops it after,
+   * evaluated for every row a read with a $filter or $orderby looks at: SQLite's statements run
+   * on the event loop and have no timeout of their own. Undefined where the server enforces the
+   * budget itself (PostgreSQL's statement_timeout).
+   */
+  readonly budgetCheck?: string;
+  /** The engine's error for a statement it cancelled at its time budget (PostgreSQL's 57014). */
+  isTimeout(error: unknown): boolean;
   /** SQL for true and false as values of a Boolean expression. */
   readonly trueSql: string;
   readonly falseSql: string;

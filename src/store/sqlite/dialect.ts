@@ -98,6 +98,9 @@ export const sqliteDialect: SqlDialect = {
   // SQLite orders NULL below every value: first ascending, last descending, as .NET does.
   orderItem: (sql, descending) => (descending ? `${sql} DESC` : sql),
   // SQLite needs a LIMIT before an OFFSET; -1 means none.
+  budgetCheck: 'odata_within_budget()',
+  // The budget check itself throws StatementBudgetExceeded (ConnectionExecutor.timed).
+  isTimeout: () => false,
   limitOffset: (limit, offset, params) =>
     limit === undefined && offset === undefined ? '' : ` LIMIT ${limit === undefined ? '-1' : rowCount(limit, params)}${offset === undefined ? '' : ` OFFSET ${rowCount(offset, params)}`}`,
   arithmetic(op, type: NumericType, a, b) {

@@ -7,6 +7,7 @@
  * lower() and upper() know ASCII only).
  */
 import type Database from 'better-sqlite3';
+import { performance } from 'node:perf_hooks';
 import { DECIMAL_INTEGER_DIGITS, DECIMAL_SCALE, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN } from '../../odata/edm';
 
 const SCALE = 10n ** BigInt(DECIMAL_SCALE);
@@ -17,6 +18,38 @@ const DECIMAL_MAX = 10n ** BigInt(DECIMAL_SCALE + DECIMAL_INTEGER_DIGITS) - 1n;
 export const OVERFLOW_MESSAGE = 'odata_overflow';
 /** Thrown inside SQLite for div or mod by zero; answered with a 400. */
 export const DIVISION_BY_ZERO_MESSAGE = 'odata_division_by_zero';
+/** Thrown inside SQLite when a read statement passed its time budget (StatementBudget). */
+export const BUDGET_MESSAGE = 'odata_time_budget';
+
+/**
+ * The time a read statement may hold its connection, and so the event loop, at one stretch:
+ * better-sqlite3 runs a statement synchronously, and SQLite has no statement timeout. The store
+ * arms it before each synchronous pull of rows and disarms it after; the SQL of a read with a
+ * $filter or $orderby calls odata_within_budget() once per row it looks at (SqlDialect.budgetCheck),
+ * which stops the statement once the deadline has passed, as a progress handler would.
+ */
+export class StatementBudget {
+  /** performance.now() past which the statement stops; Infinity while disarmed. */
+  private deadline = Infinity;
+  /** The budget that was armed, for the error that names it. */
+  armedMs = 0;
+
+  constructor(readonly budgetMs: number) {}
+
+  arm(): void {
+    this.armedMs = this.budgetMs;
+    this.deadline = this.budgetMs > 0 ? performance.now() + this.budgetMs : Infinity;
+  }
+
+  disarm(): void {
+    this.deadline = Infinity;
+  }
+
+  check(): 1 {
+    if (performance.now() > this.deadline) throw new Error(BUDGET_MESSAGE);
+    return 1;
+  }
+}
 
 function divisor(b: bigint): bigint {
   if (b === 0n) throw new Error(DIVISION_BY_ZERO_MESSAGE);
@@ -39,8 +72,10 @@ const INTEGER_OPERATIONS: Readonly<Record<string, (a: bigint, b: bigint) => bigi
 
 const toBig = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(v as number));
 
-export function registerFunctions(db: Database.Database): void {
+export function registerFunctions(db: Database.Database, budget?: StatementBudget): void {
   const options = { deterministic: true, safeIntegers: true } as const;
+  // Not deterministic: SQLite must call it for every row, never once for the statement.
+  db.function('odata_within_budget', { deterministic: false }, budget ? () => budget.check() : () => 1);
   for (const [name, operation] of Object.entries(INTEGER_OPERATIONS)) {
     for (const [suffix, min, max] of [['32', BigInt(INT32_MIN), BigInt(INT32_MAX)], ['64', INT64_MIN, INT64_MAX]] as const) {
       db.function(`odata_int${suffix}_${name}`, options, (a: unknown, b: unknown) => {

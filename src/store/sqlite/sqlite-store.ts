@@ -14,8 +14,8 @@ import { schemaGaps, type TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
 import { sqliteDialect } from './dialect';
-import { registerFunctions } from './functions';
-import { WriterBusyError } from '../errors';
+import { BUDGET_MESSAGE, registerFunctions, StatementBudget } from './functions';
+import { StatementBudgetExceeded, WriterBusyError } from '../errors';
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
@@ -83,7 +83,39 @@ class ConnectionExecutor implements SqlExecutor {
    * and a cache that kept them all would grow with every distinct query a client sends.
    */
   private readonly statements = new LRUCache<string, Prepared>({ max: STATEMENT_CACHE_SIZE });
-  constructor(readonly db: Database.Database) {}
+  constructor(
+    readonly db: Database.Database,
+    /** Readers only: the time one synchronous pull of rows may take (see StatementBudget). */
+    private readonly budget?: StatementBudget,
+  ) {}
+
+  /** One synchronous pull of rows, stopped with StatementBudgetExceeded past the budget. */
+  private timed<T>(pull: () => T): T {
+    const budget = this.budget;
+    if (!budget) return pull();
+    budget.arm();
+    try {
+      return pull();
+    } catch (error) {
+      if (error instanceof Error && error.message.includes(BUDGET_MESSAGE)) throw new StatementBudgetExceeded(budget.armedMs);
+      throw error;
+    } finally {
+      budget.disarm();
+    }
+  }
+
+  /** The rows of `rows`, each step of it a pull of its own (the consumer takes turns between them). */
+  private *stepped<Row>(rows: IterableIterator<unknown>): Generator<Row> {
+    try {
+      for (;;) {
+        const next = this.timed(() => rows.next());
+        if (next.done) return;
+        yield next.value as Row;
+      }
+    } finally {
+      rows.return?.();
+    }
+  }
 
   private prepare(sql: string): Prepared {
     let prepared = this.statements.get(sql);
@@ -110,37 +142,49 @@ class ConnectionExecutor implements SqlExecutor {
 
   async rows(sql: string, params: readonly SqlValue[] = []): Promise<unknown[][]> {
     const p = this.prepareRaw(sql);
-    return p.rawStatement.all(...bindings(p, params)) as unknown[][];
+    return this.timed(() => p.rawStatement.all(...bindings(p, params)) as unknown[][]);
   }
 
   async *iterateRows(sql: string, params: readonly SqlValue[] = []): AsyncIterable<unknown[]> {
     const p = this.prepareRaw(sql);
-    for (const row of p.rawStatement.iterate(...bindings(p, params))) yield row as unknown[];
+    yield* this.stepped<unknown[]>(p.rawStatement.iterate(...bindings(p, params)));
   }
 
   async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
     const p = this.prepareRaw(sql);
-    let batch: unknown[][] = [];
-    // Read synchronously up to a batch: a consumer that stops early ends this loop at a yield,
-    // and for…of then ends the statement.
-    for (const row of p.rawStatement.iterate(...bindings(p, params))) {
-      batch.push(row as unknown[]);
-      if (batch.length >= batchRows) {
-        yield batch;
-        batch = [];
+    const rows = p.rawStatement.iterate(...bindings(p, params)) as IterableIterator<unknown[]>;
+    // Read synchronously up to a batch, one budgeted pull: a consumer that stops early ends this
+    // loop at a yield, and the finally block then ends the statement.
+    let done = false;
+    try {
+      while (!done) {
+        const batch = this.timed(() => {
+          const pulled: unknown[][] = [];
+          while (pulled.length < batchRows) {
+            const next = rows.next();
+            if (next.done) {
+              done = true;
+              break;
+            }
+            pulled.push(next.value);
+          }
+          return pulled;
+        });
+        if (batch.length > 0) yield batch;
       }
+    } finally {
+      rows.return?.();
     }
-    if (batch.length > 0) yield batch;
   }
 
   async all<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
     const p = this.prepare(sql);
-    return p.statement.all(...bindings(p, params)) as Row[];
+    return this.timed(() => p.statement.all(...bindings(p, params)) as Row[]);
   }
 
   async get<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row | undefined> {
     const p = this.prepare(sql);
-    return p.statement.get(...bindings(p, params)) as Row | undefined;
+    return this.timed(() => p.statement.get(...bindings(p, params)) as Row | undefined);
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
@@ -152,7 +196,7 @@ class ConnectionExecutor implements SqlExecutor {
 
   async *iterate<Row>(sql: string, params: readonly SqlValue[] = []): AsyncIterable<Row> {
     const p = this.prepare(sql);
-    for (const row of p.statement.iterate(...bindings(p, params))) yield row as Row;
+    yield* this.stepped<Row>(p.statement.iterate(...bindings(p, params)));
   }
 }
 
@@ -262,7 +306,15 @@ export interface SqliteOptions {
    * error, so it is the operator's choice.
    */
   readonly mmapBytes?: number;
+  /**
+   * The longest a read statement with a $filter or $orderby may run at one stretch, holding the
+   * event loop (SQLITE_READ_BUDGET_MS; 0: no budget): then it stops and the request is answered
+   * 400 naming the budget (StatementBudget).
+   */
+  readonly readBudgetMs?: number;
 }
+
+export const DEFAULT_SQLITE_READ_BUDGET_MS = 500;
 
 function openConnection(file: string, mmapBytes: number): Database.Database {
   // Callers get the executor from openExecutor(); this only opens and checks the connection.
@@ -283,10 +335,12 @@ function openConnection(file: string, mmapBytes: number): Database.Database {
   return db;
 }
 
-function openExecutor(file: string, mmapBytes: number): { db: Database.Database; executor: ConnectionExecutor } {
+/** A connection and its executor; a reader's statements are held to `readBudgetMs` (0: no budget). */
+function openExecutor(file: string, mmapBytes: number, readBudgetMs?: number): { db: Database.Database; executor: ConnectionExecutor } {
   const db = openConnection(file, mmapBytes);
-  registerFunctions(db);
-  return { db, executor: new ConnectionExecutor(db) };
+  const budget = readBudgetMs === undefined ? undefined : new StatementBudget(readBudgetMs);
+  registerFunctions(db, budget);
+  return { db, executor: new ConnectionExecutor(db, budget) };
 }
 
 /** fn, with the guard's check as the first statement of its transaction (ReadGuard, WriteOptions.guard). */
@@ -301,6 +355,7 @@ export class SqliteStore implements Store {
   readonly engine = 'sqlite' as const;
   readonly codec = sqliteCodec;
   readonly dialect = sqliteDialect;
+  readonly readBudgetMs: number;
   readonly directory: SqlExecutor;
   private readonly readers: ReaderPool;
   private readonly writerDb: Database.Database;
@@ -315,7 +370,8 @@ export class SqliteStore implements Store {
     const writer = openExecutor(options.file, options.mmapBytes ?? 0);
     this.writerDb = writer.db;
     this.writer = writer.executor;
-    this.readers = new ReaderPool(() => openExecutor(options.file, options.mmapBytes ?? 0), MAX_READERS);
+    this.readBudgetMs = options.readBudgetMs ?? DEFAULT_SQLITE_READ_BUDGET_MS;
+    this.readers = new ReaderPool(() => openExecutor(options.file, options.mmapBytes ?? 0, this.readBudgetMs), MAX_READERS);
     this.directory = new DirectoryExecutor(this.readers);
   }
 
