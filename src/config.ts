@@ -116,6 +116,8 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 export interface AdmissionLimits {
   /** Requests of one account that run at once (0: no limit). */
   readonly maxInFlight: number;
+  /** Of those, the expensive ones (service/admission.ts isHeavyRequest) that run at once. */
+  readonly maxHeavyInFlight: number;
   /** Requests of one account that wait for a slot; one more is refused at once. */
   readonly maxQueued: number;
   /** The longest a request waits in the queue before it is refused. */
@@ -135,6 +137,7 @@ function admissionLimits(env: Env, poolSize: number | undefined): AdmissionLimit
   }
   return {
     maxInFlight,
+    maxHeavyInFlight: integer(env, 'ACCOUNT_MAX_HEAVY_IN_FLIGHT', 1, 1, 10_000),
     maxQueued: integer(env, 'ACCOUNT_MAX_QUEUED', 64, 0, 100_000),
     queueWaitMs: integer(env, 'ACCOUNT_QUEUE_WAIT_MS', 10_000, 1, 600_000),
   };

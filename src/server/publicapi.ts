@@ -18,6 +18,7 @@ import { serviceRootOf } from './service-root';
 import { serveRequest } from '../service/dispatch';
 import { handleBatch } from '../service/batch/batch';
 import type { BatchCredentials } from '../service/batch/request';
+import { weightOf, type Release, type RequestWeight } from '../service/admission';
 import { quote } from '../odata/quote';
 import { CredentialGuard, CredentialsRefused, type Claim } from '../auth/sessions';
 import type { QueryOptions } from '../odata/uri/query-options';
@@ -74,6 +75,7 @@ export function publicApiHandler(app: App): Handler {
     const options = parseQueryOptions(ctx.query);
     const method = effectiveMethod(ctx);
     const claim = claimOf(app, ctx);
+    const weight = weightOf(rest, options.system);
 
     // A request of the entity sets whose session this process has met before goes on its claim:
     // its credential check is the first statement of its own read or write (one transaction; on
@@ -85,12 +87,12 @@ export function publicApiHandler(app: App): Handler {
     if (claim.accountHint !== undefined && CHECKED_IN_TRANSACTION.has(method)) {
       const guard = app.sessions.guardFor(claim, claim.accountHint);
       // The account's share of this process: its request waits here, not in the database.
-      const release = await app.admission.admit(guard.accountId);
+      const release = await admitted(app, ctx, guard.accountId, weight);
       try {
         parsed = parseResourcePath(app.model, rest);
         if (parsed.kind === 'resource') {
           const responder = new CheckedResponder(new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs), guard);
-          await serveRequest(requestOf(app, ctx, guard.accountId, method, options, versions, responder, guard), parsed, rest);
+          await serveRequest(requestOf(app, ctx, guard.accountId, method, options, versions, responder, guard, weight), parsed, rest);
           await app.sessions.settle(guard);
           return;
         }
@@ -109,17 +111,29 @@ export function publicApiHandler(app: App): Handler {
 
     // Identify before resolving names, so that nothing about the service leaks to strangers.
     const accountId = await identify(app, claim);
-    const release = await app.admission.admit(accountId);
+    const release = await admitted(app, ctx, accountId, weight);
     try {
       // Resolve and answer (the path as parsed above, when it was).
       const path = parsed ?? parseResourcePath(app.model, rest);
       if (path.kind === 'batch') return await serveBatch(app, ctx, accountId, options, new HttpResponder(ctx.res), undefined);
       const responder = new HttpResponder(ctx.res, app.config.limits.sendTimeoutMs);
-      return await serveRequest(requestOf(app, ctx, accountId, method, options, versions, responder, undefined), path, rest);
+      return await serveRequest(requestOf(app, ctx, accountId, method, options, versions, responder, undefined, weight), path, rest);
     } finally {
       release();
     }
   };
+}
+
+/**
+ * One of the account's slots (service/admission.ts) for this request: given back when the request
+ * is handled, or when its connection closes, whichever comes first, so that a client that went
+ * away (or a request the server's timeouts cut off) never holds its account's share.
+ */
+async function admitted(app: App, ctx: RequestContext, accountId: number, weight: RequestWeight): Promise<Release> {
+  const release = await app.admission.admit(accountId, weight);
+  if (ctx.res.closed) release();
+  else ctx.res.once('close', release);
+  return release;
 }
 
 /** A $batch for `accountId`, claimed only when `credentials` are given (BatchCaller.credentials). */
@@ -148,10 +162,12 @@ function requestOf(
   versions: VersionHeaders,
   responder: Responder,
   credentialGuard: CredentialGuard | undefined,
+  weight: RequestWeight,
 ): ODataRequest {
   return {
     app,
     accountId,
+    weight,
     ...(credentialGuard ? { credentialGuard } : {}),
     clientAddress: ctx.clientAddress,
     method,

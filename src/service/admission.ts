@@ -12,6 +12,7 @@
  */
 import type { AdmissionLimits } from '../config';
 import { ODataError } from '../odata/errors';
+import type { SystemQueryOption } from '../odata/uri/query-options';
 
 
 /** Why a request was not admitted, as /metrics counts it (no account in the label). */
@@ -30,20 +31,21 @@ interface AccountSlots {
 /** Releases the slot a request held; calling it again does nothing. */
 export type Release = () => void;
 
-export class AccountAdmission {
+/** Slots of one kind per account: `max` run at once, `limits.maxQueued` wait, in arrival order. */
+class SlotsPerAccount {
   private readonly accounts = new Map<number, AccountSlots>();
 
   constructor(
+    private readonly max: number,
     private readonly limits: AdmissionLimits,
-    private readonly refused: (reason: RefusalReason) => void = () => {},
+    private readonly refusal: (reason: RefusalReason) => ODataError,
   ) {}
 
-  /** A slot for one request of the account, or a 429 once the queue is full or its wait ran out. */
-  admit(accountId: number): Release | Promise<Release> {
-    if (this.limits.maxInFlight <= 0) return noRelease;
+  acquire(accountId: number): Release | Promise<Release> {
+    if (this.max <= 0) return noRelease;
     let slots = this.accounts.get(accountId);
     if (!slots) this.accounts.set(accountId, (slots = { running: 0, queue: [] }));
-    if (slots.running < this.limits.maxInFlight) {
+    if (slots.running < this.max) {
       slots.running++;
       return this.releaseOf(accountId, slots);
     }
@@ -60,13 +62,12 @@ export class AccountAdmission {
           const at = queued.queue.indexOf(waiter);
           if (at >= 0) queued.queue.splice(at, 1);
           reject(this.refusal('queue_timeout'));
-        }, this.limits.queueWaitMs),
+        }, this.limits.queueWaitMs).unref(),
       };
       queued.queue.push(waiter);
     });
   }
 
-  /** Requests of the account running now (for tests and the figures). */
   running(accountId: number): number {
     return this.accounts.get(accountId)?.running ?? 0;
   }
@@ -84,13 +85,78 @@ export class AccountAdmission {
       if (slots.running === 0) this.accounts.delete(accountId);
     };
   }
+}
+
+/**
+ * What a request may cost. 'expressions': a $filter or $orderby that calls text functions (its
+ * cost grows with the account's rows and their text; on SQLite it reads on a worker thread,
+ * ReadCost 'heavy'); 'export': a collection read with $expand and no $top; 'light': anything
+ * else. The first two are the expensive kind an account runs one at a time
+ * (ACCOUNT_MAX_HEAVY_IN_FLIGHT). Judged from the request's text before anything is parsed
+ * further, so it errs towards expensive: a function name inside a string literal counts too.
+ */
+export type RequestWeight = 'light' | 'expressions' | 'export';
+
+export function weightOf(path: string, system: ReadonlyMap<SystemQueryOption, string>): RequestWeight {
+  for (const name of ['$filter', '$orderby'] as const) {
+    const text = system.get(name);
+    if (text !== undefined && TEXT_FUNCTION_CALL.test(text)) return 'expressions';
+  }
+  // A path that ends in a key predicate names one entity: its expansions are bounded.
+  return system.has('$expand') && !system.has('$top') && !/\)\s*$/.test(path) ? 'export' : 'light';
+}
+
+const TEXT_FUNCTION_CALL = /\b(substringof|startswith|endswith|length|indexof|replace|substring|tolower|toupper|trim|concat)\s*\(/i;
+
+export class AccountAdmission {
+  private readonly all: SlotsPerAccount;
+  private readonly heavy: SlotsPerAccount;
+
+  constructor(
+    private readonly limits: AdmissionLimits,
+    private readonly refused: (reason: RefusalReason) => void = () => {},
+  ) {
+    const refusal = (reason: RefusalReason) => this.refusal(reason);
+    this.all = new SlotsPerAccount(limits.maxInFlight, limits, refusal);
+    this.heavy = new SlotsPerAccount(limits.maxInFlight > 0 ? limits.maxHeavyInFlight : 0, limits, refusal);
+  }
+
+  /**
+   * A slot for one request of the account, or a 429 once its queue is full or its wait ran out.
+   * An expensive request (weightOf) first waits for one of the account's heavy slots, then
+   * takes an ordinary one like any other request.
+   */
+  admit(accountId: number, weight: RequestWeight = 'light'): Release | Promise<Release> {
+    if (weight === 'light') return this.all.acquire(accountId);
+    return this.admitHeavy(accountId);
+  }
+
+  private async admitHeavy(accountId: number): Promise<Release> {
+    const heavySlot = await this.heavy.acquire(accountId);
+    try {
+      const slot = await this.all.acquire(accountId);
+      return () => {
+        slot();
+        heavySlot();
+      };
+    } catch (error) {
+      heavySlot();
+      throw error;
+    }
+  }
+
+  /** Requests of the account running now (for tests and the figures). */
+  running(accountId: number): number {
+    return this.all.running(accountId);
+  }
 
   private refusal(reason: RefusalReason): ODataError {
     this.refused(reason);
     const retryAfterSeconds = Math.max(1, Math.ceil(this.limits.queueWaitMs / 1000));
     return new ODataError(
       429,
-      `Too many requests of this account at once: ${this.limits.maxInFlight} run at a time and ${this.limits.maxQueued} may wait ` +
+      `Too many requests of this account at once: ${this.limits.maxInFlight} run at a time (${this.limits.maxHeavyInFlight} of them ` +
+        `expensive: text functions in $filter or $orderby, or $expand over a whole collection) and ${this.limits.maxQueued} may wait ` +
         `(${reason === 'queue_full' ? 'the queue was full' : `none became free within ${this.limits.queueWaitMs} ms`}). ` +
         'Send fewer requests in parallel, and this one again after Retry-After.',
       '',

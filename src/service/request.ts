@@ -3,6 +3,7 @@
  * $batch: its parsed path and options, its headers and body, who it acts for, and where its
  * answer goes.
  */
+import type { RequestWeight } from './admission';
 import { ODataError } from '../odata/errors';
 import type { VersionHeaders } from '../odata/negotiate';
 import type { QueryOptions } from '../odata/uri/query-options';
@@ -17,6 +18,8 @@ export type ResourcePathOf<K extends ResourcePath['kind']> = Extract<ResourcePat
 export interface ODataRequest {
   readonly app: App;
   readonly accountId: number;
+  /** What the request may cost (admission.ts weightOf); light when absent (a $batch part). */
+  readonly weight?: RequestWeight;
   /**
    * When set, accountId is only claimed: the read or write of the resource runs this credential
    * check as its first statement (ReadGuard, WriteOptions.guard), and nothing else may take

@@ -11,7 +11,7 @@ import { toXmlText, type EdmValue } from '../odata/edm';
 import { entityId, entityPath, entityUri, etagOf, type EntityRecord, type WriteContext } from '../odata/entity';
 import { wireFormatFor, type WireFormat } from '../odata/formats';
 import { chooseResponseVersion, MEDIA, negotiate, type ProtocolVersion } from '../odata/negotiate';
-import type { ReadExtent, SqlExecutor } from '../store/store';
+import type { ReadCost, ReadExtent, SqlExecutor } from '../store/store';
 import type { ODataRequest, ResourcePathOf } from './request';
 import type { Reply } from './responder';
 import { ChunkedOutput } from './chunked-output';
@@ -290,17 +290,22 @@ function triesOneStatement(r: ODataRequest, path: ResourcePath): boolean {
   return path.target.kind === 'collection' && path.key === undefined && path.steps.length === 0 && !r.options.system.has('$expand') && !r.options.system.has('$inlinecount');
 }
 
+/** Heavy for a read whose $filter or $orderby calls text functions: on SQLite it runs off the event loop. */
+function readCostOf(r: ODataRequest): ReadCost {
+  return r.weight === 'expressions' ? 'heavy' : 'light';
+}
+
 /** GET and HEAD of any resource path, inside one snapshot of the account. */
 export async function readResource(r: ODataRequest, path: ResourcePath): Promise<void> {
   if (triesOneStatement(r, path)) {
     try {
-      return await r.app.store.read(r.accountId, (tx) => readIn(tx, ROWS_IN_ONE_STATEMENT), r.credentialGuard, 'one');
+      return await r.app.store.read(r.accountId, (tx) => readIn(tx, ROWS_IN_ONE_STATEMENT), r.credentialGuard, 'one', readCostOf(r));
     } catch (error) {
       // Nothing of the answer went out: the collection is read again, as a stream.
       if (!(error instanceof MoreRowsThanProbed)) throw error;
     }
   }
-  await r.app.store.read(r.accountId, (tx) => readIn(tx, undefined), r.credentialGuard, readExtentOf(r, path));
+  await r.app.store.read(r.accountId, (tx) => readIn(tx, undefined), r.credentialGuard, readExtentOf(r, path), readCostOf(r));
   async function readIn(tx: SqlExecutor, rowsAtMost: number | undefined): Promise<void> {
     const resolved = await resolve(r, tx, path);
     const target = path.target;

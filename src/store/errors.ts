@@ -36,6 +36,8 @@ export class StoreBusyError extends Error {
  * over the account's rows), so it is answered 400 naming the budget, not retried.
  */
 export class StatementBudgetExceeded extends Error {
+  /** Named, so that an error rebuilt from a worker thread's report (sqlite/worker-reads.ts) is told apart. */
+  override readonly name = 'StatementBudgetExceeded';
   constructor(readonly budgetMs: number) {
     super(`A read statement ran past its time budget of ${budgetMs} ms`);
   }

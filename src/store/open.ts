@@ -16,7 +16,7 @@ export interface DatabaseOptions {
   readonly sqliteMmapBytes?: number;
   /** SQLite: the longest a read with $filter or $orderby holds the event loop at one stretch (SQLITE_READ_BUDGET_MS). */
   readonly sqliteReadBudgetMs?: number;
-  /** PostgreSQL: the server-side limit on one read statement (READ_STATEMENT_TIMEOUT_MS), 0 for none. */
+  /** The limit on one read statement (READ_STATEMENT_TIMEOUT_MS), 0 for none: PostgreSQL's statement_timeout for reads, and SQLite's budget for heavy reads on worker threads. */
   readonly readStatementTimeoutMs?: number;
   /** The owner role's URL, for migrations (DATABASE_OWNER_URL). */
   readonly ownerUrl?: string | undefined;
@@ -54,5 +54,6 @@ export function openStore(databaseUrl: string = DEFAULT_DATABASE_URL, options: D
     tables,
     mmapBytes: sqliteMmapBytes ?? 0,
     ...(sqliteReadBudgetMs !== undefined ? { readBudgetMs: sqliteReadBudgetMs } : {}),
+    ...(postgres.readStatementTimeoutMs !== undefined ? { heavyReadBudgetMs: postgres.readStatementTimeoutMs } : {}),
   });
 }

@@ -119,6 +119,15 @@ export interface ReadGuard {
  */
 export type ReadExtent = 'one' | 'any';
 
+/**
+ * What a read may cost. 'heavy': its statements call text functions over the account's rows
+ * (a $filter or $orderby with them), so their time grows with the account's data: SQLite runs
+ * such a read on a worker thread, off the event loop every other request needs. 'light' (the
+ * default): everything else, run where it is cheapest. PostgreSQL runs every statement in a
+ * server process anyway and ignores it.
+ */
+export type ReadCost = 'light' | 'heavy';
+
 /** What a write tells the engine beforehand. */
 export interface WriteOptions {
   /**
@@ -184,9 +193,9 @@ export interface Store {
    * One account's rows as one consistent snapshot: every statement fn runs sees the same
    * committed state. Keep fn short unless it streams a response (it holds a connection).
    * With a guard, the guard's statement runs first in the same transaction, and fn's statements
-   * are answered only once the guard accepted its row. `extent`: see ReadExtent.
+   * are answered only once the guard accepted its row. `extent`: see ReadExtent; `cost`: see ReadCost.
    */
-  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, extent?: ReadExtent): Promise<T>;
+  read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, extent?: ReadExtent, cost?: ReadCost): Promise<T>;
   /**
    * Runs fn in one transaction for one account and resolves only after COMMIT is durable. If fn
    * throws, nothing it did is kept and the error is rethrown.

@@ -7,15 +7,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import { LRUCache } from 'lru-cache';
-import type { MigrationReport, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats, WriteOptions } from '../store';
+import type Database from 'better-sqlite3';
+import type { MigrationReport, ReadCost, ReadExtent, ReadGuard, RunResult, SqlExecutor, SqlValue, Store, StoreStats, WriteOptions } from '../store';
 import { schemaGaps, type TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
 import { sqliteDialect } from './dialect';
-import { BUDGET_MESSAGE, registerFunctions, StatementBudget } from './functions';
-import { StatementBudgetExceeded, WriterBusyError } from '../errors';
+import { WorkerReads } from './worker-reads';
+import { BUSY_TIMEOUT_MS, control, isBusy, openExecutor, type ConnectionExecutor } from './connection';
+import { WriterBusyError } from '../errors';
 
 interface WriteJob {
   run(tx: SqlExecutor): Promise<unknown>;
@@ -23,182 +23,8 @@ interface WriteJob {
   reject(error: unknown): void;
 }
 
-/** Prepared statements kept per connection. */
-const STATEMENT_CACHE_SIZE = 500;
-
 /** Jobs per shared commit: bounds the latency one commit adds to the first job in it. */
 const MAX_JOBS_PER_COMMIT = 64;
-
-/**
- * How long a connection waits for a lock another process holds. better-sqlite3 waits
- * synchronously, so this also bounds how long the event loop stands still; a write that still
- * finds the lock held fails with WriterBusyError (answered 503 with Retry-After).
- */
-export const BUSY_TIMEOUT_MS = 5000;
-
-/** SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT, …). */
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
-
-/**
- * Transaction control (BEGIN, COMMIT, SAVEPOINT...) as prepared statements of each connection:
- * exec() parses its text every time, and every request begins and ends at least one transaction.
- */
-const controlStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
-
-function control(db: Database.Database, sql: string): void {
-  let statements = controlStatements.get(db);
-  if (!statements) controlStatements.set(db, (statements = new Map()));
-  let statement = statements.get(sql);
-  if (!statement) statements.set(sql, (statement = db.prepare(sql)));
-  statement.run();
-}
-
-/**
- * A statement prepared once, and how its parameters bind: in order (`?`), or by number (`?1`,
- * see ../sql/params.ts), which better-sqlite3 binds by name, so the text is rewritten to `@p1`.
- */
-interface Prepared {
-  readonly statement: Database.Statement;
-  readonly numbered: boolean;
-  /** The same statement returning rows as arrays (prepared on first use). */
-  rawStatement?: Database.Statement;
-}
-
-const NUMBERED = /\?(\d+)/g;
-
-function bindings(prepared: Prepared, params: readonly SqlValue[]): unknown[] {
-  if (!prepared.numbered) return params as unknown[];
-  const named: Record<string, SqlValue> = {};
-  for (let i = 0; i < params.length; i++) named[`p${i + 1}`] = params[i]!;
-  return [named];
-}
-
-/** A prepared-statement cache over one connection, exposed as the async executor interface. */
-class ConnectionExecutor implements SqlExecutor {
-  /**
-   * Bounded: the statements of the model are few, but $filter and $orderby make new SQL texts,
-   * and a cache that kept them all would grow with every distinct query a client sends.
-   */
-  private readonly statements = new LRUCache<string, Prepared>({ max: STATEMENT_CACHE_SIZE });
-  constructor(
-    readonly db: Database.Database,
-    /** Readers only: the time one synchronous pull of rows may take (see StatementBudget). */
-    private readonly budget?: StatementBudget,
-  ) {}
-
-  /** One synchronous pull of rows, stopped with StatementBudgetExceeded past the budget. */
-  private timed<T>(pull: () => T): T {
-    const budget = this.budget;
-    if (!budget) return pull();
-    budget.arm();
-    try {
-      return pull();
-    } catch (error) {
-      if (error instanceof Error && error.message.includes(BUDGET_MESSAGE)) throw new StatementBudgetExceeded(budget.armedMs);
-      throw error;
-    } finally {
-      budget.disarm();
-    }
-  }
-
-  /** The rows of `rows`, each step of it a pull of its own (the consumer takes turns between them). */
-  private *stepped<Row>(rows: IterableIterator<unknown>): Generator<Row> {
-    try {
-      for (;;) {
-        const next = this.timed(() => rows.next());
-        if (next.done) return;
-        yield next.value as Row;
-      }
-    } finally {
-      rows.return?.();
-    }
-  }
-
-  private prepare(sql: string): Prepared {
-    let prepared = this.statements.get(sql);
-    if (!prepared) {
-      const numbered = NUMBERED.test(sql);
-      NUMBERED.lastIndex = 0;
-      const statement = this.db.prepare(numbered ? sql.replace(NUMBERED, '@p$1') : sql);
-      if (statement.reader) statement.safeIntegers(true);
-      prepared = { statement, numbered };
-      this.statements.set(sql, prepared);
-    }
-    return prepared;
-  }
-
-  /** A statement whose rows come as arrays; a statement object has one mode, so it is a second one. */
-  private prepareRaw(sql: string): Prepared & { rawStatement: Database.Statement } {
-    const prepared = this.prepare(sql);
-    if (!prepared.rawStatement) {
-      prepared.rawStatement = this.db.prepare(prepared.statement.source);
-      prepared.rawStatement.safeIntegers(true).raw(true);
-    }
-    return prepared as Prepared & { rawStatement: Database.Statement };
-  }
-
-  async rows(sql: string, params: readonly SqlValue[] = []): Promise<unknown[][]> {
-    const p = this.prepareRaw(sql);
-    return this.timed(() => p.rawStatement.all(...bindings(p, params)) as unknown[][]);
-  }
-
-  async *iterateRows(sql: string, params: readonly SqlValue[] = []): AsyncIterable<unknown[]> {
-    const p = this.prepareRaw(sql);
-    yield* this.stepped<unknown[]>(p.rawStatement.iterate(...bindings(p, params)));
-  }
-
-  async *iterateRowBatches(sql: string, params: readonly SqlValue[], batchRows: number): AsyncIterable<unknown[][]> {
-    const p = this.prepareRaw(sql);
-    const rows = p.rawStatement.iterate(...bindings(p, params)) as IterableIterator<unknown[]>;
-    // Read synchronously up to a batch, one budgeted pull: a consumer that stops early ends this
-    // loop at a yield, and the finally block then ends the statement.
-    let done = false;
-    try {
-      while (!done) {
-        const batch = this.timed(() => {
-          const pulled: unknown[][] = [];
-          while (pulled.length < batchRows) {
-            const next = rows.next();
-            if (next.done) {
-              done = true;
-              break;
-            }
-            pulled.push(next.value);
-          }
-          return pulled;
-        });
-        if (batch.length > 0) yield batch;
-      }
-    } finally {
-      rows.return?.();
-    }
-  }
-
-  async all<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row[]> {
-    const p = this.prepare(sql);
-    return this.timed(() => p.statement.all(...bindings(p, params)) as Row[]);
-  }
-
-  async get<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row | undefined> {
-    const p = this.prepare(sql);
-    return this.timed(() => p.statement.get(...bindings(p, params)) as Row | undefined);
-  }
-
-  async run(sql: string, params: readonly SqlValue[] = []): Promise<RunResult> {
-    const p = this.prepare(sql);
-    // A statement that returns rows (INSERT … RETURNING) cannot use run(); step it instead.
-    if (p.statement.reader) return { changes: p.statement.all(...bindings(p, params)).length };
-    return { changes: p.statement.run(...bindings(p, params)).changes };
-  }
-
-  async *iterate<Row>(sql: string, params: readonly SqlValue[] = []): AsyncIterable<Row> {
-    const p = this.prepare(sql);
-    yield* this.stepped<Row>(p.statement.iterate(...bindings(p, params)));
-  }
-}
 
 /**
  * Reader connections. A one-shot directory statement runs on any connection that no snapshot
@@ -312,36 +138,21 @@ export interface SqliteOptions {
    * 400 naming the budget (StatementBudget).
    */
   readonly readBudgetMs?: number;
+  /** The same for a heavy read on a worker thread (READ_STATEMENT_TIMEOUT_MS; 0: no budget). */
+  readonly heavyReadBudgetMs?: number;
 }
+
+/** A heavy read's budget by default: it holds only its worker, so it may run as long as a PostgreSQL read statement. */
+export const DEFAULT_HEAVY_READ_BUDGET_MS = 5_000;
+
+/**
+ * Worker threads for heavy reads: two, so that one account's heavy read (its admission lets it
+ * run one at a time: service/admission.ts) leaves a worker to every other account's, on a
+ * machine whose other core answers everything else.
+ */
+const READ_WORKERS = 2;
 
 export const DEFAULT_SQLITE_READ_BUDGET_MS = 500;
-
-function openConnection(file: string, mmapBytes: number): Database.Database {
-  // Callers get the executor from openExecutor(); this only opens and checks the connection.
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  // Pages read through a memory map instead of a read() each: see SqliteOptions.mmapBytes.
-  if (mmapBytes > 0) db.pragma(`mmap_size = ${Math.floor(mmapBytes)}`);
-  // Read the settings back: a build or file system that silently ignores them must not start.
-  const journal = String(db.pragma('journal_mode', { simple: true }));
-  const synchronous = Number(db.pragma('synchronous', { simple: true }));
-  const foreignKeys = Number(db.pragma('foreign_keys', { simple: true }));
-  if (journal.toLowerCase() !== 'wal') throw new Error(`SQLite journal_mode is ${journal}, expected wal`);
-  if (synchronous !== 2) throw new Error(`SQLite synchronous is ${synchronous}, expected 2 (FULL)`);
-  if (foreignKeys !== 1) throw new Error('SQLite foreign_keys could not be switched on');
-  return db;
-}
-
-/** A connection and its executor; a reader's statements are held to `readBudgetMs` (0: no budget). */
-function openExecutor(file: string, mmapBytes: number, readBudgetMs?: number): { db: Database.Database; executor: ConnectionExecutor } {
-  const db = openConnection(file, mmapBytes);
-  const budget = readBudgetMs === undefined ? undefined : new StatementBudget(readBudgetMs);
-  registerFunctions(db, budget);
-  return { db, executor: new ConnectionExecutor(db, budget) };
-}
 
 /** fn, with the guard's check as the first statement of its transaction (ReadGuard, WriteOptions.guard). */
 function checkedFirst<T>(guard: ReadGuard, fn: (tx: SqlExecutor) => Promise<T>): (tx: SqlExecutor) => Promise<T> {
@@ -358,6 +169,8 @@ export class SqliteStore implements Store {
   readonly readBudgetMs: number;
   readonly directory: SqlExecutor;
   private readonly readers: ReaderPool;
+  /** Heavy reads (ReadCost), each on a worker thread's connection. */
+  private readonly workerReads: WorkerReads;
   private readonly writerDb: Database.Database;
   private readonly writer: ConnectionExecutor;
   private readonly queue: WriteJob[] = [];
@@ -371,6 +184,10 @@ export class SqliteStore implements Store {
     this.writerDb = writer.db;
     this.writer = writer.executor;
     this.readBudgetMs = options.readBudgetMs ?? DEFAULT_SQLITE_READ_BUDGET_MS;
+    this.workerReads = new WorkerReads(
+      { file: options.file, mmapBytes: options.mmapBytes ?? 0, budgetMs: options.heavyReadBudgetMs ?? DEFAULT_HEAVY_READ_BUDGET_MS },
+      READ_WORKERS,
+    );
     this.readers = new ReaderPool(() => openExecutor(options.file, options.mmapBytes ?? 0, this.readBudgetMs), MAX_READERS);
     this.directory = new DirectoryExecutor(this.readers);
   }
@@ -379,9 +196,10 @@ export class SqliteStore implements Store {
     return migrateSqlite(this.writerDb, this.options.tables);
   }
 
-  read<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard): Promise<T> {
+  read<T>(_accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, _extent?: ReadExtent, cost: ReadCost = 'light'): Promise<T> {
     // Every statement is scoped by account_id itself; SQLite has no second fence to set.
-    return this.readers.snapshot(guard ? checkedFirst(guard, fn) : fn);
+    const checked = guard ? checkedFirst(guard, fn) : fn;
+    return cost === 'heavy' ? this.workerReads.snapshot(checked) : this.readers.snapshot(checked);
   }
 
   /** WriteOptions.newIds: SQLite's id sequence is a row of its own database, as cheap to ask as to keep. */
@@ -498,6 +316,7 @@ export class SqliteStore implements Store {
     this.closed = true;
     while (this.draining) await new Promise((r) => setTimeout(r, 5));
     this.readers.close();
+    await this.workerReads.close();
     this.writerDb.close();
   }
 }

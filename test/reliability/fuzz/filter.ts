@@ -120,6 +120,39 @@ function oddLiteralFilter(g: Gen, set: SetShape): string {
   return g.pick([`${property} eq ${value}`, `${value} lt ${property}`, `${property} add ${value} gt 0`, `substringof(${value}, ${property})`, `${value}`, `-${value} eq ${property}`]);
 }
 
+/** The text functions, by what they take after their first text argument. */
+const GROWING: readonly ((g: Gen, inner: string, text: () => string) => string)[] = [
+  (_g, inner, text) => `replace(${inner},${text()},${text()})`,
+  (_g, inner, text) => `concat(${inner},${text()})`,
+  (_g, inner, text) => `concat(${text()},${inner})`,
+  (_g, inner) => `tolower(${inner})`,
+  (_g, inner) => `toupper(${inner})`,
+  (_g, inner) => `trim(${inner})`,
+  (g, inner) => `substring(${inner},${g.int(-2, 40)}${g.chance(0.5) ? `,${g.int(-2, 5000)}` : ''})`,
+];
+const TESTS: readonly ((g: Gen, inner: string, text: () => string) => string)[] = [
+  (_g, inner, text) => `substringof(${text()},${inner})`,
+  (_g, inner, text) => `substringof(${inner},${text()})`,
+  (_g, inner, text) => `indexof(${inner},${text()}) ge 0`,
+  (_g, inner, text) => `startswith(${inner},${text()})`,
+  (_g, inner, text) => `endswith(${text()},${inner})`,
+  (g, inner) => `length(${inner}) gt ${g.int(0, 1_000_000)}`,
+  (_g, inner, text) => `${inner} eq ${text()}`,
+];
+
+/**
+ * An expensive expression: text functions nested 1 to 8 deep over the set's text properties and
+ * literals (long ones too), under a search or a comparison. Most are refused by the cost bounds
+ * (400 naming the bound); the rest run. None may end in a 5xx, on either engine.
+ */
+function costlyExpression(g: Gen, set: SetShape): string {
+  const texts = set.paths.get('Edm.String') ?? [];
+  const text = () => (texts.length > 0 && g.chance(0.7) ? g.pick(texts) : `'${g.pick(['e', '', 'ab', 'x'.repeat(g.int(1, 300))])}'`);
+  let inner = text();
+  for (let depth = g.int(1, 8); depth > 0; depth--) inner = g.pick(GROWING)(g, inner, text);
+  return g.pick(TESTS)(g, inner, text);
+}
+
 export function filterCases(seed: number, count: number, ctx: FuzzContext): HttpCase[] {
   const g = new Gen(seed);
   const cases: HttpCase[] = [];
@@ -127,7 +160,8 @@ export function filterCases(seed: number, count: number, ctx: FuzzContext): Http
     const set = g.pick(SETS);
     const r = g.float();
     let filter: string;
-    if (r < 0.45) filter = booleanExpression(g, set, g.int(0, 4));
+    if (r < 0.35) filter = booleanExpression(g, set, g.int(0, 4));
+    else if (r < 0.45) filter = costlyExpression(g, set);
     else if (r < 0.7) filter = mutate(g, booleanExpression(g, set, g.int(0, 3)), [...ODD_CHARACTERS, ' and ', ' or ', '(', ')', "'", ',', ' eq ', '/', 'L', 'M', 'datetime', '$']);
     else if (r < 0.85) filter = oddLiteralFilter(g, set);
     else if (r < 0.93) filter = g.repeat(g.int(1, 12), () => g.pick([...ODD_CHARACTERS, ...ODD_LITERALS, 'and', 'or', 'eq', 'not', '(', ')', g.pick(set.properties)]), ' ');
