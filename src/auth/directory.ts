@@ -300,12 +300,12 @@ export async function countThrottleAttempt(
   scopeKey: string,
   now: number,
   staleBefore: number,
-): Promise<{ failures: number; blockedUntil: number | null }> {
+): Promise<{ failures: number; windowStartedAt: number; blockedUntil: number | null }> {
   const blocked = `login_throttle.blocked_until > ?`;
   const stale =
     `login_throttle.window_started_at <= ? AND ` +
     `(login_throttle.blocked_until IS NULL OR login_throttle.blocked_until <= ?)`;
-  const row = await tx.get<{ failures: unknown; blocked_until: unknown }>(
+  const row = await tx.get<{ failures: unknown; window_started_at: unknown; blocked_until: unknown }>(
     `INSERT INTO login_throttle (scope_key, failures, window_started_at, blocked_until) VALUES (?, 1, ?, NULL)
      ON CONFLICT (scope_key) DO UPDATE SET
        failures = CASE WHEN ${blocked} THEN login_throttle.failures
@@ -317,7 +317,7 @@ export async function countThrottleAttempt(
        blocked_until = CASE WHEN ${blocked} THEN login_throttle.blocked_until
                             WHEN ${stale} THEN NULL
                             ELSE login_throttle.blocked_until END
-     RETURNING failures, blocked_until`,
+     RETURNING failures, window_started_at, blocked_until`,
     [
       scopeKey, now,
       now, staleBefore, staleBefore,
@@ -326,7 +326,7 @@ export async function countThrottleAttempt(
     ],
   );
   if (!row) throw new Error('login_throttle upsert returned no row');
-  return { failures: toNumber(row.failures), blockedUntil: toNumberOrNull(row.blocked_until) };
+  return { failures: toNumber(row.failures), windowStartedAt: toNumber(row.window_started_at), blockedUntil: toNumberOrNull(row.blocked_until) };
 }
 
 export async function setThrottleBlock(tx: SqlExecutor, scopeKey: string, blockedUntil: number): Promise<void> {

@@ -8,7 +8,7 @@ import { countAccountData, eraseAccountData } from '../store/account-data';
 import { UnknownAccountError, InvalidAccountInputError, passwordProblem } from './accounts';
 import { accountIdOf, deleteSessionsOfAccount, listAccountRows, setAccountDisabled, setPasswordHash } from './directory';
 import { hashPassword } from './passwords';
-import { userScopeKey } from './throttle';
+import { pairScopePrefix, userScopeKey } from './throttle';
 
 export interface AccountListing {
   readonly accountId: number;
@@ -83,7 +83,7 @@ export async function enableAccount(store: Store, userName: string): Promise<{ a
 export async function deleteAccount(store: Store, userName: string): Promise<{ accountId: number; deleted: Record<string, number> }> {
   const accountId = await requireAccount(store, userName);
   const deleted = await store.write(accountId, async (tx) => {
-    const counts = await eraseAccountData(tx, accountId, userScopeKey(userName));
+    const counts = await eraseAccountData(tx, accountId, { userScopeKey: userScopeKey(userName), pairKeyPrefix: pairScopePrefix(userName) });
     // Renamed or deleted by someone else in the meantime: touch nothing.
     if (counts.accounts !== 1) throw new UnknownAccountError(userName);
     return counts;

@@ -56,7 +56,7 @@ export interface LoginFailed {
   readonly ok: false;
 }
 
-/** Too many recent failures for this user name or client address: 429 with Retry-After. */
+/** Too many recent failures for this user name from this address, from this address, or (for an address with failures of its own) for this user name from everywhere: 429 with Retry-After. */
 export interface LoginThrottled {
   readonly ok: false;
   readonly throttled: true;

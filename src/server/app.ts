@@ -93,6 +93,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
         absoluteTimeoutMs: sessions.options.absoluteTimeoutMs,
         now: () => clock.now(),
         activity: app.activity,
+        ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
       }),
     },
   ];

@@ -1,9 +1,17 @@
 /**
  * The ASP.NET authentication service that existing clients call before anything else:
  * POST /Authentication_JSON_AppService.axd/Login | Logout | IsLoggedIn, answering {"d":…}.
+ *
+ * Login accepts only application/json, as the ASP.NET service did: a cross-site HTML form can
+ * post text/plain, form-urlencoded or multipart without asking, so accepting those would let
+ * any page log a seller's browser into the attacker's account (login CSRF). A request the
+ * browser marks as cross-site (Sec-Fetch-Site) or as from a foreign Origin is refused as well,
+ * for Login and for Logout (a forced logout). Logout keeps accepting any Content-Type: it reads
+ * no body, and connectors post it empty. Clients that are not browsers send neither header.
  */
 import { parse as parseCookies } from 'cookie';
-import type { Handler, RequestContext } from './context';
+import { bodyMediaType, headerOf, type Handler, type RequestContext } from './context';
+import { charsetOf } from '../odata/batch/media-type';
 import { readBody } from './body';
 import { send } from './respond';
 import { badRequest, methodNotAllowed, notFound, ODataError } from '../odata/errors';
@@ -27,6 +35,57 @@ export interface AuthEndpointOptions {
   readonly now: () => number;
   /** Told how each login ended (the metrics). */
   readonly activity?: Activity;
+  /** PUBLIC_URL: its origin is this service's own too (behind a proxy that rewrites Host). */
+  readonly publicUrl?: string;
+}
+
+/** Sec-Fetch-Site values of a request that did not come from another site. */
+const OWN_SITE = new Set(['same-origin', 'same-site', 'none']);
+
+/** A URL's protocol and host (host lower-case, a default port left out); undefined when it is not one. */
+function originOf(url: string): { protocol: string; host: string } | undefined {
+  try {
+    const { protocol, host } = new URL(url);
+    return host === '' ? undefined : { protocol, host };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses (403) a request the browser says comes from another site: Sec-Fetch-Site other than
+ * same-origin, same-site or none, or an Origin whose host is neither the request's Host nor
+ * PUBLIC_URL's ("null", the origin of sandboxed and local documents, is foreign too).
+ */
+function refuseCrossSite(ctx: RequestContext, options: AuthEndpointOptions, what: string): void {
+  const site = headerOf(ctx, 'sec-fetch-site')?.trim().toLowerCase();
+  if (site !== undefined && !OWN_SITE.has(site)) {
+    throw new ODataError(403, `A ${what} from another site is refused (Sec-Fetch-Site: ${quote(site, 40)}).`);
+  }
+  const origin = headerOf(ctx, 'origin');
+  if (origin === undefined) return;
+  const from = originOf(origin.trim());
+  const host = headerOf(ctx, 'host')?.trim();
+  // The Host header read with the Origin's scheme, so that a default port written out compares equal.
+  const own = [
+    from && host ? originOf(`${from.protocol}//${host}`)?.host : undefined,
+    options.publicUrl === undefined ? undefined : originOf(options.publicUrl)?.host,
+  ];
+  if (from === undefined || !own.includes(from.host)) {
+    throw new ODataError(403, `A ${what} from another origin is refused (Origin: ${quote(origin, 100)}).`);
+  }
+}
+
+/** Refuses (415) a login body that is not JSON in UTF-8 by its Content-Type, before reading it. */
+function requireJsonBody(ctx: RequestContext): void {
+  const type = bodyMediaType(ctx);
+  if (type !== 'application/json') {
+    throw new ODataError(415, `A login is sent as application/json, not ${type ? `'${quote(type, 100)}'` : 'without a Content-Type'}.`);
+  }
+  const charset = charsetOf(headerOf(ctx, 'content-type'));
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+    throw new ODataError(415, `A login is sent as application/json in UTF-8, not in '${quote(charset, 40)}'.`);
+  }
 }
 
 function json(ctx: RequestContext, value: unknown, headers: Record<string, string> = {}): void {
@@ -75,6 +134,8 @@ function parseLogin(body: Buffer): LoginRequest {
 }
 
 async function login(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
+  refuseCrossSite(ctx, options, 'login');
+  requireJsonBody(ctx);
   const request = parseLogin(await readBody(ctx.req, MAX_LOGIN_BODY_BYTES));
   const result = await options.sessions.login(request.userName, request.password, ctx.clientAddress);
   const activity = options.activity ?? noActivity;
@@ -97,6 +158,7 @@ async function login(ctx: RequestContext, options: AuthEndpointOptions): Promise
 }
 
 async function logout(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
+  refuseCrossSite(ctx, options, 'logout');
   const cookie = sessionCookieOf(ctx);
   const accountId = cookie ? await options.sessions.endSession(cookie) : undefined;
   if (accountId !== undefined) audit(ctx, 'logout', { accountId });

@@ -39,6 +39,22 @@ function errorFormatFor(accept: string | undefined, query: string): ErrorFormat 
   }
 }
 
+/**
+ * Whether the request carries more than one Host header field. RFC 9112 §3.2: a server MUST
+ * answer 400 to such a request. node:http keeps only the first in req.headers, so the raw list
+ * is counted; a proxy in front could have routed by the other one.
+ */
+function hasRepeatedHost(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
 function matchRoute(routes: readonly Route[], path: string): { route: Route; rest: string } | undefined {
   const lower = path.toLowerCase();
   for (const route of routes) {
@@ -85,6 +101,10 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     try {
       if (Buffer.byteLength(url) > limits.maxUrlBytes) {
         throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
+      }
+      if (hasRepeatedHost(req.rawHeaders)) {
+        // The connection closes after the answer: what follows on it cannot be trusted either.
+        throw new ODataError(400, 'The request has more than one Host header.', '', { Connection: 'close' });
       }
       const match = matchRoute(routes, path);
       if (!match) throw notFound(`No resource exists at '${quote(path, 200)}'. The service is at /publicapi/v1/api.svc.`);

@@ -34,16 +34,25 @@ export async function countAccountData(store: Store, accountId: number): Promise
 
 /**
  * Deletes every row of the account: its data in every tenant table, its sessions and tokens,
- * the login-throttle row of its user name, and the account itself; inside the caller's
+ * the login-throttle rows of its user name (the name's own, and one per address it was tried
+ * from: keys starting with `pairKeyPrefix`), and the account itself; inside the caller's
  * transaction (which must be the account's own write, so that row-level security lets it see
  * its rows). Returns the rows deleted per table.
  */
-export async function eraseAccountData(tx: SqlExecutor, accountId: number, userScopeKey: string): Promise<Record<string, number>> {
+export async function eraseAccountData(
+  tx: SqlExecutor,
+  accountId: number,
+  throttleKeys: { readonly userScopeKey: string; readonly pairKeyPrefix: string },
+): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of [...TENANT_TABLES_CHILDREN_FIRST, ...DIRECTORY_TABLES]) {
     counts[table] = (await tx.run(`DELETE FROM ${quote(table)} WHERE ${ACCOUNT_COLUMN} = ?`, [accountId])).changes;
   }
-  counts.login_throttle = (await tx.run(`DELETE FROM login_throttle WHERE scope_key = ?`, [userScopeKey])).changes;
+  // substr counts characters on both engines, so the prefix's length is given in code points.
+  const { userScopeKey, pairKeyPrefix } = throttleKeys;
+  counts.login_throttle = (
+    await tx.run(`DELETE FROM login_throttle WHERE scope_key = ? OR substr(scope_key, 1, ?) = ?`, [userScopeKey, [...pairKeyPrefix].length, pairKeyPrefix])
+  ).changes;
   counts.accounts = (await tx.run(`DELETE FROM accounts WHERE id = ?`, [accountId])).changes;
   return counts;
 }

@@ -62,6 +62,7 @@ describe('Login', () => {
       await createAccount(secure.service.app.store, secure.service.app.clock, { userName: 'tls-user', password: 'tls-password-1' });
       const res = await request(secure.origin + AXD + '/Login', {
         method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ userName: 'tls-user', password: 'tls-password-1', createPersistentCookie: false }),
       });
       assert.match(res.headers['set-cookie']![0]!, /; path=\/; HttpOnly; SameSite=Lax; Secure$/);
@@ -101,6 +102,113 @@ describe('Login', () => {
     assert.equal(get.headers.allow, 'POST');
     const unknownOp = await request(live.origin + AXD + '/Impersonate', { method: 'POST', body: '{}' });
     assert.equal(unknownOp.status, 404);
+  });
+});
+
+describe('login CSRF: only application/json, never from another site', () => {
+  const body = () => JSON.stringify({ userName: seller.userName, password: seller.password, createPersistentCookie: false });
+
+  /** Asserts a refused login: the status, an OData error in the request's format, no cookie. */
+  function assertRefused(res: HttpResponse, status: number, label: string, message: RegExp): void {
+    assert.equal(res.status, status, `${label}: ${res.body}`);
+    assert.equal(res.headers['set-cookie'], undefined, `${label} set a cookie`);
+    assert.equal(res.headers['content-type'], 'application/json;charset=utf-8', label);
+    assert.match((JSON.parse(res.body) as { error: { message: { value: string } } }).error.message.value, message, label);
+  }
+
+  test('text/plain, form-urlencoded, multipart, other types and no Content-Type: 415 and no cookie', async () => {
+    const form = `userName=${encodeURIComponent(seller.userName)}&password=${encodeURIComponent(seller.password)}`;
+    const multipart = ['--b', 'Content-Disposition: form-data; name="userName"', '', seller.userName, '--b', 'Content-Disposition: form-data; name="password"', '', seller.password, '--b--', ''].join('\r\n');
+    const cases: [string, string | undefined, string][] = [
+      // What an HTML form on any site can send: its body may even be the JSON itself.
+      ['text/plain', 'text/plain', body()],
+      ['text/plain with a charset', 'text/plain;charset=UTF-8', body()],
+      ['form-urlencoded', 'application/x-www-form-urlencoded', form],
+      ['form-urlencoded holding JSON', 'application/x-www-form-urlencoded', body()],
+      ['multipart', 'multipart/form-data; boundary=b', multipart],
+      ['no Content-Type', undefined, body()],
+      ['an empty Content-Type', '', body()],
+      ['application/xml', 'application/xml', body()],
+      ['a JSON look-alike', 'application/jsonp', body()],
+      ['JSON in another charset', 'application/json; charset=iso-8859-1', body()],
+    ];
+    for (const [label, type, payload] of cases) {
+      const headers: Record<string, string> = { Accept: 'application/json' };
+      if (type !== undefined) headers['Content-Type'] = type;
+      const res = await request(live.origin + AXD + '/Login', { method: 'POST', headers, body: payload });
+      assertRefused(res, 415, label, /application\/json/);
+    }
+    // The same body as application/json, with or without a UTF-8 charset, logs in.
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;Charset="UTF-8"']) {
+      const res = await postLogin(body(), { 'Content-Type': type });
+      assert.equal(res.body, '{"d":true}', type);
+      assert.ok(res.headers['set-cookie'], type);
+    }
+  });
+
+  test('415 and 403 answer in the format the request asks for (XML by default, as every error of the service)', async () => {
+    const xml = await request(live.origin + AXD + '/Login', { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: body() });
+    assert.equal(xml.status, 415);
+    assert.equal(xml.headers['content-type'], 'application/xml;charset=utf-8');
+    assert.match(xml.body, /<message xml:lang="en-US">A login is sent as application\/json/);
+  });
+
+  test('a browser login from another site or a foreign Origin: 403 and no cookie; its own origin, same-site and none log in', async () => {
+    const own = new URL(live.origin);
+    const refused: [string, Record<string, string>][] = [
+      ['Sec-Fetch-Site: cross-site', { 'Sec-Fetch-Site': 'cross-site' }],
+      ['a foreign Origin', { Origin: 'https://evil.example' }],
+      ['a foreign Origin on the same host name, another port', { Origin: `http://${own.hostname}:1` }],
+      ['Origin: null (a sandboxed or local document)', { Origin: 'null' }],
+      ['a foreign Origin with Sec-Fetch-Site: same-origin', { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'same-origin' }],
+      ['an unknown Sec-Fetch-Site value', { 'Sec-Fetch-Site': 'cross-origin' }],
+    ];
+    for (const [label, headers] of refused) {
+      assertRefused(await postLogin(body(), { Accept: 'application/json', ...headers }), 403, label, /from another (site|origin)/);
+    }
+    const accepted: [string, Record<string, string>][] = [
+      ['its own Origin', { Origin: live.origin, 'Sec-Fetch-Site': 'same-origin' }],
+      ['Sec-Fetch-Site: same-site', { 'Sec-Fetch-Site': 'same-site' }],
+      ['Sec-Fetch-Site: none (typed or bookmarked)', { 'Sec-Fetch-Site': 'none' }],
+      ['no Origin and no Sec-Fetch-Site (a connector)', {}],
+    ];
+    for (const [label, headers] of accepted) {
+      const res = await postLogin(body(), headers);
+      assert.equal(res.body, '{"d":true}', label);
+    }
+  });
+
+  test('PUBLIC_URL is the service\'s own origin too, behind a proxy that rewrites Host', async () => {
+    const proxied = await startLive({ env: { PUBLIC_URL: 'https://shop-api.example.com/' } });
+    try {
+      await createAccount(proxied.service.app.store, proxied.service.app.clock, { userName: 'proxied', password: 'proxied-password' });
+      const post = (origin: string) =>
+        request(proxied.origin + AXD + '/Login', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json', Origin: origin },
+          body: JSON.stringify({ userName: 'proxied', password: 'proxied-password' }),
+        });
+      assert.equal((await post('https://shop-api.example.com')).body, '{"d":true}');
+      assert.equal((await post('https://shop-api.example.com:8443')).status, 403);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  test('Logout from another site is refused and the session stays; Logout keeps any Content-Type', async () => {
+    const s = await newSeller(live, 'logout-csrf');
+    const logout = (headers: Record<string, string>) => request(live.origin + AXD + '/Logout', { method: 'POST', headers: { Cookie: `.ASPXAUTH=${s.cookie}`, Accept: 'application/json', ...headers }, body: '' });
+    const foreign: Record<string, string>[] = [{ 'Sec-Fetch-Site': 'cross-site', 'Content-Type': 'text/plain' }, { Origin: 'https://evil.example', 'Content-Type': 'application/x-www-form-urlencoded' }];
+    for (const headers of foreign) {
+      const res = await logout(headers);
+      assert.equal(res.status, 403, JSON.stringify(headers));
+      assert.equal(res.headers['set-cookie'], undefined);
+    }
+    assert.equal((await serviceDocument(s.auth)).status, 200, 'the session was not ended');
+    // A connector's Logout (no body type at all) and the console's form fallback still work.
+    const out = await logout({ 'Content-Type': 'application/x-www-form-urlencoded', Origin: live.origin });
+    assert.equal(out.status, 200);
+    assert.equal((await serviceDocument(s.auth)).status, 401);
   });
 });
 

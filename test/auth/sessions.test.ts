@@ -297,8 +297,9 @@ describe('expiry', () => {
       clock.advance(10 * MINUTE);
       const recent = await loginOk(sessions, 'ned', 'ned-password');
       clock.advance(10 * MINUTE);
-      // The address's throttle row (its count back at 0 after the successful logins) is quiet too.
-      assert.deepEqual(await sessions.pruneExpired(), { sessions: 1, throttleRows: 1 });
+      // The address's and the user name's throttle rows (their counts back at 0 after the
+      // successful logins) are quiet too.
+      assert.deepEqual(await sessions.pruneExpired(), { sessions: 1, throttleRows: 2 });
       assert.equal(await lastSeenAt(store, old), undefined);
       assert.equal(await sessions.authenticate(account.subscriptionToken, recent), account.accountId);
     }));

@@ -114,3 +114,31 @@ describe("the connector's reading of $batch answers: one piece per request part,
     }
   });
 });
+
+describe("a part's Content-Length must match what the boundary frames", () => {
+  test('a lying Content-Length on a changeset operation, a query part or a changeset part: 400 naming it, nothing written', async () => {
+    const api = client(live, seller);
+    const [id] = await products('lying-length');
+    const merge = (length: number) =>
+      changesetPart([httpPart({ method: 'MERGE', target: `Products(${id}L)`, headers: ['Content-Type: application/json', `Content-Length: ${length}`], body: '{"StockAmount":"0"}' })]);
+    const body = Buffer.byteLength('{"StockAmount":"0"}');
+    const cases: [string, string[], RegExp][] = [
+      ['an operation one byte short', [get('Products?$top=1'), merge(body - 1)], /Batch part 2, changeset operation 1: the request's Content-Length 18 does not match the 19 bytes/],
+      ['an operation counting more than the line break', [merge(body + 3)], /Batch part 1, changeset operation 1: the request's Content-Length 22 does not match/],
+      ['a query part', [httpPart({ method: 'GET', target: 'Products', headers: ['Accept: application/json', 'Content-Length: 5'] })], /Batch part 1: the request's Content-Length 5 does not match the 0 bytes/],
+      ["a changeset part's own", [get('Products?$top=1'), merge(body).replace('\r\n\r\n', '\r\nContent-Length: 7\r\n\r\n')], /Batch part 2: the part's Content-Length 7 does not match/],
+    ];
+    for (const [label, parts, message] of cases) {
+      const res = await postBatch(live, seller, batchBody(parts), undefined, { Accept: 'application/json' });
+      assert.equal(res.status, 400, `${label}: ${res.body.slice(0, 300)}`);
+      assert.match((JSON.parse(res.body) as { error: { message: { value: string } } }).error.message.value, message, label);
+    }
+    assert.equal((await api.get(`Products(${id}L)`))?.StockAmount, 7, 'nothing was written');
+    // The same changeset with the body's length, or with the delimiter's CRLF counted too (the connector's way), runs.
+    for (const length of [body, body + 2]) {
+      const res = await postBatch(live, seller, batchBody([merge(length)]));
+      assert.equal(res.status, 202, res.body.slice(0, 300));
+      assert.deepEqual(shapeOf(readLikeTheConnector(String(res.headers['content-type']), res.body)), [[204]]);
+    }
+  });
+});

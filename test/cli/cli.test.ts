@@ -156,6 +156,7 @@ describe('catalogue serve', () => {
     for (const [i, a] of accounts.entries()) {
       const res = await request(served.origin + '/Authentication_JSON_AppService.axd/Login', {
         method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ userName: a.userName, password: `password-${i + 1}-x`, createPersistentCookie: true }),
       });
       cookies.push(/^\.ASPXAUTH=([^;]+)/.exec(res.headers['set-cookie']![0]!)![1]!);

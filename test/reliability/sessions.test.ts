@@ -7,10 +7,12 @@
  *   a fresh value, and nothing before a login issues any;
  * - replay after logout: the old cookie answers 401 everywhere under api.svc ($metadata, sets,
  *   $batch, service operations), in both formats, also after the account logs in again;
- * - throttling through HTTP per user name and per client address (distinct loopback addresses
- *   127.0.0.x stand for distinct clients): the exact 429, its Retry-After (30 s, then doubling),
- *   its OData error in the request's format, and that one address's block leaves others alone;
- *   a burst of 20 simultaneous guesses at one name gets exactly 5 passwords verified;
+ * - throttling through HTTP per (user name, address) and per client address (distinct loopback
+ *   addresses 127.0.0.x stand for distinct clients): the exact 429, its Retry-After (30 s, then
+ *   doubling), its OData error in the request's format, and that one address's block leaves
+ *   others alone; wrong passwords from many other addresses never refuse the seller's own
+ *   login; a burst of 20 simultaneous guesses at one name from one address gets exactly 5
+ *   passwords verified;
  * - an unknown user and a wrong password get byte-identical answers (status, every header but
  *   Date, body), before and during a block; their timings are reported, not asserted.
  */
@@ -211,7 +213,7 @@ describe('throttling over HTTP', () => {
     return { userName, password };
   }
 
-  test('per user name: the 6th attempt is a 429 with Retry-After 30, as XML or JSON; after the block one more failure blocks for 60 s', async () => {
+  test('per user name and address: the 6th attempt is a 429 with Retry-After 30, as XML or JSON; after the block one more failure blocks for 60 s', async () => {
     const victim = await account(`throttle-user-${process.pid}`);
     const from = '127.0.0.11';
     for (let i = 1; i <= 5; i++) {
@@ -225,11 +227,14 @@ describe('throttling over HTTP', () => {
     assert.equal(xml.headers['set-cookie'], undefined);
     assert.equal(xml.headers['content-type'], 'application/xml;charset=utf-8');
     assert.match(errorMessage(xml), /Too many failed logins/);
-    const json = await loginRequest(live, victim.userName, 'guess', { from: '127.0.0.12', headers: { Accept: 'application/json' } });
-    assert.equal(json.status, 429, 'the block is per user name, whatever the address');
+    const json = await loginRequest(live, victim.userName, 'guess', { from, headers: { Accept: 'application/json' } });
+    assert.equal(json.status, 429);
     assert.equal(json.headers['content-type'], 'application/json;charset=utf-8');
     assert.match(errorMessage(json), /Too many failed logins/);
     assert.ok(Number(json.headers['retry-after']) <= 30 && Number(json.headers['retry-after']) >= 1);
+    // The block is per (user name, address): from an address with no failures the seller logs in.
+    const elsewhere = await loginRequest(live, victim.userName, victim.password, { from: '127.0.0.12' });
+    assert.equal(elsewhere.body, '{"d":true}', 'a clean address is not refused for failures made elsewhere');
     clock.advance(29_000);
     assert.equal((await loginRequest(live, victim.userName, victim.password, { from })).headers['retry-after'], '1');
     clock.advance(2_000);
@@ -264,10 +269,10 @@ describe('throttling over HTTP', () => {
     clock.advance(16 * MINUTE);
   });
 
-  test('a burst of 20 simultaneous guesses at one user name gets exactly 5 verified; the other 15 are 429', async () => {
+  test('a burst of 20 simultaneous guesses at one user name from one address gets exactly 5 verified; the other 15 are 429', async () => {
     const victim = await account(`throttle-burst-${process.pid}`);
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => loginRequest(live, victim.userName, `burst-${i}`, { from: `127.0.3.${1 + (i % 4)}` })),
+      Array.from({ length: 20 }, (_, i) => loginRequest(live, victim.userName, `burst-${i}`, { from: '127.0.3.1' })),
     );
     const verified = answers.filter((r) => r.status === 200);
     const throttled = answers.filter((r) => r.status === 429);
@@ -276,6 +281,41 @@ describe('throttling over HTTP', () => {
     assert.equal(throttled.length, 15);
     for (const r of throttled) assert.ok(Number(r.headers['retry-after']) >= 1 && Number(r.headers['retry-after']) <= 30);
     figures.burstVerified = verified.length;
+    clock.advance(16 * MINUTE);
+  });
+
+  test("wrong passwords from other addresses leave the seller's own login working; guessing from one address is still slowed", async () => {
+    const seller = await account(`throttle-outsider-${process.pid}`);
+    const own = '127.0.4.1';
+    const attackers = Array.from({ length: 6 }, (_, i) => `127.0.4.${10 + i}`);
+    const verified: Record<string, number> = {};
+    for (let round = 0; round < 3; round++) {
+      for (const from of attackers) {
+        for (let i = 0; i < 7; i++) {
+          const res = await loginRequest(live, seller.userName, `guess-${round}-${i}`, { from });
+          if (res.status === 200) {
+            assert.equal(res.body, '{"d":false}');
+            verified[from] = (verified[from] ?? 0) + 1;
+          } else {
+            assert.equal(res.status, 429, res.body);
+            assert.equal(res.headers['set-cookie'], undefined);
+          }
+        }
+        // Guessing from one address is slowed: never more than 5 verified per window and address.
+        assert.ok((verified[from] ?? 0) <= 5 * (round + 1), `${from}: ${verified[from]} guesses verified by round ${round}`);
+      }
+      // The name is over its ceiling: a guessing address is refused it, even with the right password.
+      const guesser = await loginRequest(live, seller.userName, seller.password, { from: attackers.at(-1) });
+      assert.equal(guesser.status, 429, `round ${round}`);
+      // The seller's connector, from its own address, logs in every round, with a new session.
+      const mine = await loginRequest(live, seller.userName, seller.password, { from: own });
+      assert.equal(mine.status, 200, mine.body);
+      assert.equal(mine.body, '{"d":true}');
+      assert.ok(cookieOf(mine));
+      clock.advance(4 * MINUTE);
+    }
+    figures.outsiderAddresses = attackers.length;
+    figures.outsiderGuessesVerified = Object.values(verified).reduce((a, b) => a + b, 0);
     clock.advance(16 * MINUTE);
   });
 

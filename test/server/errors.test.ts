@@ -152,6 +152,46 @@ describe('size and time limits', () => {
   });
 });
 
+describe('two Host headers (RFC 9112 §3.2)', () => {
+  /** Sends raw bytes and reads until the server closes the connection. */
+  function raw(bytes: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(live.origin).port), '127.0.0.1', () => socket.write(bytes));
+      let data = '';
+      socket.on('data', (c) => (data += c.toString()));
+      socket.on('close', () => resolve(data));
+      socket.on('error', reject);
+      socket.setTimeout(10_000, () => reject(new Error('the server kept the connection open')));
+    });
+  }
+  const bodyOf = (answer: string) => answer.slice(answer.indexOf('\r\n\r\n') + 4);
+
+  test('a request with two Host headers is a 400 in the format asked for, and the connection closes', async () => {
+    const { host } = new URL(live.origin);
+    const auth = `SubscriptionToken: ${seller.token}\r\nCookie: ${seller.auth.Cookie}\r\n`;
+    const cases: [string, string, 'json' | 'xml'][] = [
+      ['the service, JSON', `GET /publicapi/v1/api.svc/Products HTTP/1.1\r\nHost: ${host}\r\nHost: evil.example\r\n${auth}Accept: application/json\r\n\r\n`, 'json'],
+      ['the service, $format=json', `GET /publicapi/v1/api.svc/Products?$format=json HTTP/1.1\r\nHost: ${host}\r\n${auth}host: evil.example\r\n\r\n`, 'json'],
+      ['the service, XML', `GET /publicapi/v1/api.svc/ HTTP/1.1\r\nHOST: ${host}\r\nHost: ${host}\r\n${auth}\r\n`, 'xml'],
+      ['the login endpoint', `POST /Authentication_JSON_AppService.axd/Login HTTP/1.1\r\nHost: ${host}\r\nHost: evil.example\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: 2\r\n\r\n{}`, 'json'],
+      ['health', `GET /health HTTP/1.1\r\nHost: evil.example\r\nHost: ${host}\r\n\r\n`, 'xml'],
+    ];
+    for (const [label, bytes, format] of cases) {
+      const answer = await raw(bytes);
+      assert.match(answer, /^HTTP\/1.1 400 /, label);
+      assert.match(answer, /\r\nConnection: close\r\n/i, label);
+      if (format === 'json') assertJsonError(bodyOf(answer), /more than one Host header/);
+      else assertXmlError(bodyOf(answer), /more than one Host header/);
+    }
+  });
+
+  test('one Host header is answered as usual', async () => {
+    const { host } = new URL(live.origin);
+    const answer = await raw(`GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    assert.match(answer, /^HTTP\/1.1 200 /);
+  });
+});
+
 describe('bodies never leak internals', () => {
   test('none of the error bodies above names code, SQL or paths', async () => {
     for (const path of ['/Prodcts', '/?$foo=1', '/$metadata/extra', '/%zz']) {

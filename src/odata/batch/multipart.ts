@@ -2,7 +2,8 @@
  * Generic multipart splitting (RFC 2046 5.1.1) over raw bytes: the body parts between the
  * delimiter lines of one boundary, preamble and epilogue dropped.
  *
- * The boundary is authoritative: Content-Length headers inside parts are never used for framing.
+ * The boundary is authoritative: Content-Length headers inside parts are never used for framing
+ * (they are only checked against what the framing gives, content-length.ts).
  * A delimiter is `--boundary` at the start of the body or of a line, followed by optional
  * whitespace and a line break (CRLF or bare LF); a close delimiter is `--boundary--`, followed by
  * anything (the epilogue). The line break before a delimiter belongs to the delimiter, so a part
@@ -29,6 +30,14 @@ interface Delimiter {
   readonly next: number;
 }
 
+/** One body part, and the line break after it that belongs to the next delimiter. */
+export interface MultipartBodyPart {
+  /** The part's bytes (a view into the body, no copy). */
+  readonly bytes: Buffer;
+  /** Bytes of the line break between the part and the next delimiter: 2 (CRLF), 1 (LF) or 0. */
+  readonly lineBreak: number;
+}
+
 export interface PartLimit {
   readonly max: number;
   /** The 400 to throw when the body holds more than `max` parts. */
@@ -36,18 +45,19 @@ export interface PartLimit {
 }
 
 /**
- * The body parts of `body` as views into it (no copies). `what` names the multipart entity in
+ * The body parts of `body` as views into it (no copies), each with the size of the line break
+ * that ends it (a Content-Length inside may count it, see content-length.ts). `what` names the multipart entity in
  * messages ("batch request", "changeset in part 2"). Throws a 400 when no delimiter is found,
  * when the close delimiter is missing (a truncated body), or when there are more parts than
  * `limit.max` (checked while splitting, so a body of a million tiny parts stops early).
  */
-export function splitMultipart(body: Buffer, boundary: string, what: string, limit: PartLimit): Buffer[] {
+export function splitMultipart(body: Buffer, boundary: string, what: string, limit: PartLimit): MultipartBodyPart[] {
   const dashBoundary = Buffer.from(`--${boundary}`, 'latin1');
   let delimiter = findDelimiter(body, dashBoundary, 0);
   if (!delimiter) {
     throw badRequest(`The ${what} contains no delimiter line '--${quote(boundary)}': its boundary does not match its body.`);
   }
-  const parts: Buffer[] = [];
+  const parts: MultipartBodyPart[] = [];
   while (!delimiter.close) {
     const contentStart = delimiter.next;
     const following = findDelimiter(body, dashBoundary, contentStart);
@@ -55,7 +65,8 @@ export function splitMultipart(body: Buffer, boundary: string, what: string, lim
       throw badRequest(`The ${what} has no closing delimiter '--${quote(boundary)}--': the body is truncated.`);
     }
     if (parts.length >= limit.max) throw limit.tooMany();
-    parts.push(body.subarray(contentStart, partEnd(body, contentStart, following.start)));
+    const end = partEnd(body, contentStart, following.start);
+    parts.push({ bytes: body.subarray(contentStart, end), lineBreak: following.start - end });
     delimiter = following;
   }
   return parts;

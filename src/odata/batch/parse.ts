@@ -9,7 +9,8 @@ import { badRequest } from '../errors';
 import { quote } from '../quote';
 import { readHeaderBlock } from './headers';
 import { multipartBoundary, parseContentType } from './media-type';
-import { splitMultipart } from './multipart';
+import { checkContentLength } from './content-length';
+import { type MultipartBodyPart, splitMultipart } from './multipart';
 import { type InnerRequest, parseInnerRequest } from './request';
 
 export interface BatchLimits {
@@ -50,13 +51,14 @@ export function parseBatchRequest(
 
 type PartKind = { readonly kind: 'operation' } | { readonly kind: 'changeset'; readonly contentType: string };
 
-function parseTopLevelPart(raw: Buffer, partNumber: number, limits: BatchLimits): BatchRequestPart {
+function parseTopLevelPart({ bytes: raw, lineBreak }: MultipartBodyPart, partNumber: number, limits: BatchLimits): BatchRequestPart {
   const where = `Batch part ${partNumber}: `;
   const block = readHeaderBlock(raw, 0, where);
   const kind = partKind(block.headers, where);
   const content = raw.subarray(block.end);
+  checkContentLength(block.headers, content, lineBreak, where, "the part's");
   if (kind.kind === 'operation') {
-    const request = parseOperation(block.headers, block.terminated, content, where);
+    const request = parseOperation(block.headers, block.terminated, content, lineBreak, where);
     if (request.method !== 'GET') {
       throw badRequest(`${where}a ${request.method} request must be inside a changeset; only GET may stand alone in a batch.`);
     }
@@ -74,18 +76,15 @@ function parseTopLevelPart(raw: Buffer, partNumber: number, limits: BatchLimits)
   });
   const requests: InnerRequest[] = [];
   const contentIds = new Set<string>();
-  rawOperations.forEach((rawOperation, index) => {
+  rawOperations.forEach(({ bytes: rawOperation, lineBreak: operationLineBreak }, index) => {
     const operationWhere = `Batch part ${partNumber}, changeset operation ${index + 1}: `;
     const operationBlock = readHeaderBlock(rawOperation, 0, operationWhere);
     if (partKind(operationBlock.headers, operationWhere).kind === 'changeset') {
       throw badRequest(`${operationWhere}a changeset may not contain another changeset.`);
     }
-    const request = parseOperation(
-      operationBlock.headers,
-      operationBlock.terminated,
-      rawOperation.subarray(operationBlock.end),
-      operationWhere,
-    );
+    const message = rawOperation.subarray(operationBlock.end);
+    checkContentLength(operationBlock.headers, message, operationLineBreak, operationWhere, "the part's");
+    const request = parseOperation(operationBlock.headers, operationBlock.terminated, message, operationLineBreak, operationWhere);
     if (request.method === 'GET') {
       throw badRequest(`${operationWhere}a GET request may not be inside a changeset; send it as a part of its own.`);
     }
@@ -117,6 +116,8 @@ function parseOperation(
   partHeaders: ReadonlyMap<string, string>,
   partHeadersTerminated: boolean,
   message: Buffer,
+  /** The line break after the part (see checkContentLength). */
+  lineBreak: number,
   where: string,
 ): InnerRequest {
   const encoding = partHeaders.get('content-transfer-encoding');
@@ -125,6 +126,8 @@ function parseOperation(
   }
   if (!partHeadersTerminated) throw badRequest(`${where}the part's headers are not followed by an empty line and a request.`);
   const request = parseInnerRequest(message, where);
+  // The request's body ends where the part ends, before the same line break.
+  checkContentLength(request.headers, request.body, lineBreak, where, "the request's");
   const partContentId = partHeaders.get('content-id');
   if (partContentId === undefined || partContentId === '') return request;
   // Both places at once with different values would make `$n` references ambiguous.

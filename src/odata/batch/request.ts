@@ -1,7 +1,8 @@
 /**
  * The HTTP request inside an application/http batch part: `METHOD SP target SP HTTP/1.x`, header
  * lines, an empty line, the body. The body runs to the end of the part (the multipart framing
- * already cut it at the delimiter); an inner Content-Length is kept as a header but never used.
+ * already cut it at the delimiter); an inner Content-Length is kept as a header, never used for
+ * framing, and checked against the body by parse.ts (content-length.ts).
  */
 import { badRequest } from '../errors';
 import { quote } from '../quote';

@@ -63,7 +63,8 @@ export function connectorOperation(operation: ConnectorOperation, contentId: num
     `Content-ID: ${contentId}${n}` +
     `Content-Type: application/json${n}`;
   if (operation.method === 'MERGE') {
-    text += `Content-Length: ${Buffer.byteLength(ZERO_STOCK_BODY) + 2}${n}` + n + ZERO_STOCK_BODY + n;
+    // The connector's count: the body and the line break of the delimiter after it.
+    text += `Content-Length: ${Buffer.byteLength(ZERO_STOCK_BODY) + Buffer.byteLength(n)}${n}` + n + ZERO_STOCK_BODY + n;
   } else {
     text += n;
   }

@@ -1,6 +1,7 @@
 /**
  * parseBatchRequest: the framing rules (preamble, epilogue, padding, Content-ID in either place,
- * bodies byte for byte, Content-Length never used) and every 400 it answers, limits at N and N+1.
+ * bodies byte for byte, Content-Length never used for framing but checked) and every 400 it
+ * answers, limits at N and N+1.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,14 +88,48 @@ test('a bodiless request may end with its empty line, without it, or at the end 
   }
 });
 
-test('an inner Content-Length is kept as a header and never used for framing, whatever it says', () => {
-  for (const length of ['0', '1', '5', '99999999999999999999', '-3', 'abc', '']) {
-    const [request] = changeset(
-      parse(multipart('batch_b', [changesetPart('cs', [httpPart('MERGE Products(1L) HTTP/1.1', [`Content-Length: ${length}`], '{"Title":"x"}')])]))[0],
-    );
+test('a Content-Length in a part is never used for framing, and must match the bytes the framing gives', () => {
+  const merge = (length: string, body = '{"Title":"x"}') =>
+    multipart('batch_b', [changesetPart('cs', [httpPart('MERGE Products(1L) HTTP/1.1', [`Content-Length: ${length}`], body)])]);
+  // The body's bytes, or those plus the line break before the delimiter (the connector counts it).
+  for (const length of ['13', '15', '0013']) {
+    const [request] = changeset(parse(merge(length))[0]);
     assert.equal(request?.body.toString(), '{"Title":"x"}');
     assert.equal(request?.headers.get('content-length'), length);
   }
+  // Counted in bytes, not characters.
+  assert.equal(changeset(parse(merge('8', '"€€"'))[0])[0]?.body.toString(), '"€€"');
+  rejects(() => parse(merge('4', '"€€"')), /^Batch part 1, changeset operation 1: the request's Content-Length 4 does not match the 8 bytes/);
+  for (const length of ['0', '1', '12', '14', '16', '99999999999999999999', '-3', 'abc', '', '1e3', '13, 13']) {
+    rejects(() => parse(merge(length)), /^Batch part 1, changeset operation 1: the request's Content-Length .*(does not match the 13 bytes|is not a number of bytes)/);
+  }
+});
+
+test("a query part's and a changeset part's own Content-Length must match too, and each names its part", () => {
+  const getPart = 'Content-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nGET Products HTTP/1.1\r\nAccept: application/json\r\n';
+  const getBytes = Buffer.byteLength(getPart.slice(getPart.indexOf('\r\n\r\n') + 4));
+  const withLength = (part: string, length: number | string) => part.replace('\r\n\r\n', `\r\nContent-Length: ${length}\r\n\r\n`);
+  const ops = multipart('cs', [del('Products(1L)', '1'), del('Products(2L)', '2')]);
+  const csPart = `Content-Type: multipart/mixed; boundary=cs\r\n\r\n${ops}`;
+  const csBytes = Buffer.byteLength(ops);
+  // Right: as framed, or with the line break before the next delimiter.
+  for (const [g, c] of [[getBytes, csBytes], [getBytes + 2, csBytes + 2]]) {
+    const parts = parse(multipart('batch_b', [withLength(getPart, g!), withLength(csPart, c!)]));
+    assert.equal(query(parts[0]).target, 'Products');
+    assert.equal(changeset(parts[1]).length, 2);
+  }
+  rejects(() => parse(multipart('batch_b', [get(), withLength(getPart, getBytes + 1)])), /^Batch part 2: the part's Content-Length \d+ does not match/);
+  rejects(() => parse(multipart('batch_b', [get(), get(), withLength(csPart, csBytes - 1)])), /^Batch part 3: the part's Content-Length \d+ does not match/);
+  // A changeset operation's own MIME Content-Length (the application/http message it holds).
+  const operation = httpPart('DELETE Products(1L) HTTP/1.1', ['Content-ID: 1']);
+  const message = Buffer.byteLength(operation.slice(operation.indexOf('\r\n\r\n') + 4));
+  assert.equal(changeset(parse(multipart('batch_b', [changesetPart('cs', [withLength(operation, message)])]))[0]).length, 1);
+  rejects(
+    () => parse(multipart('batch_b', [changesetPart('cs', [del('Products(2L)', '2'), withLength(operation, message + 5)])])),
+    /^Batch part 1, changeset operation 2: the part's Content-Length \d+ does not match/,
+  );
+  // A query part's inner request may not carry a lying one either.
+  rejects(() => parse(multipart('batch_b', [httpPart('GET Products HTTP/1.1', ['Content-Length: 10'])])), /^Batch part 1: the request's Content-Length 10 does not match the 0 bytes/);
 });
 
 test('Content-ID from the MIME part headers (spec, .NET client) or from the inner headers (datajs, connector)', () => {
