@@ -113,6 +113,9 @@ function serviceBaseEnv(): Record<string, string> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   for (const k of ['DATABASE_URL', 'DATABASE_OWNER_URL', 'PORT', 'HOST', 'PUBLIC_URL', 'PAGE_SIZE', 'DEMO_ACCOUNT']) delete env[k];
   if (process.env.BENCH_LOG_LEVEL) env.LOG_LEVEL = process.env.BENCH_LOG_LEVEL;
+  // The bench's 32 clients are one seller: the per-account share (ACCOUNT_MAX_IN_FLIGHT, 4 by
+  // default) would measure the admission queue, not the pipeline. Off unless the caller sets it.
+  env.ACCOUNT_MAX_IN_FLIGHT ??= '0';
   return env;
 }
 
