@@ -13,7 +13,7 @@
 import type { BatchResponsePart, InnerRequest, InnerResponse } from '../../odata/batch';
 import { resolveTarget } from '../../odata/batch';
 import { quote } from '../../odata/quote';
-import { entityId, entityPath } from '../../odata/entity';
+import { entityId, entityPath, entityUri } from '../../odata/entity';
 import { badRequest } from '../../odata/errors';
 import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-path';
 import { admitRequest } from '../../odata/uri/uri-kind';
@@ -31,6 +31,7 @@ import { writeResource } from '../write';
 import { idsNeeded, planWrite, type WritePlan } from '../write-plan';
 import type { EntityTypeDef } from '../../model/types';
 import { SERVICE_PATH } from '../request';
+import { bodyReferences, resolveBodyReferences, withLaterParents, type PlannedOperation } from './references';
 
 /** A path into the entity sets (not an operation, $metadata, …). */
 type SetPath = ResourcePathOf<'resource'>;
@@ -46,7 +47,7 @@ interface Located {
   readonly rawPath: string;
 }
 
-interface PreparedOperation {
+interface PreparedOperation extends PlannedOperation {
   readonly inner: InnerRequest;
   readonly contentId: string | undefined;
   readonly request: ODataRequest;
@@ -165,8 +166,15 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
   // The framing refuses a GET in a changeset; a HEAD is as much a read.
   if (request.method === 'HEAD') throw badRequest('A HEAD request may not be inside a changeset; send it as a part of its own.');
   const plan = path.kind === 'resource' ? planWrite(request, path, body) : undefined;
+  // A `$n` in the body ($links body, binding) names an earlier operation that stands for an entity.
+  for (const reference of bodyReferences(plan)) {
+    if (!earlierContentIds.has(reference)) {
+      throw badRequest(`The body refers to Content-ID '${quote(reference)}' ('$${quote(reference)}'), which no earlier operation of this changeset carries.`);
+    }
+    if (earlierContentIds.get(reference) === undefined) throw standsForNoEntity(reference);
+  }
   const entityType = plan?.kind === 'create' || plan?.kind === 'update' || plan?.kind === 'delete' || plan?.kind === 'setProperty' ? plan.type : undefined;
-  return { inner, contentId, request, responder, body, target, plan, entityType };
+  return { inner, contentId, reference: target.kind === 'reference' ? target.contentId : undefined, path, request, responder, body, target, plan, entityType };
 }
 
 function standsForNoEntity(contentId: string): Error {
@@ -180,10 +188,18 @@ async function executeAll(caller: BatchCaller, transaction: SqlExecutor, prepare
   for (const operation of prepared) operation.responder.clear();
   await readTargetsAhead(caller, tx, prepared);
   const ledger = new ChangesetLedger();
+  const view = { model: caller.app.model, entityOf: (contentId: string) => ledger.entityOf(contentId) };
+  const uriOf = (contentId: string) => {
+    const entity = ledger.entityOf(contentId);
+    if (!entity) throw standsForNoEntity(contentId);
+    return entityUri(caller.serviceRoot, entity.type, entity.id);
+  };
   const responses: InnerResponse[] = [];
-  for (const operation of prepared) {
+  for (const [index, operation] of prepared.entries()) {
     try {
-      const outcome = await execute(operation, tx, locate(caller, operation.target, ledger), ledger);
+      // `$n` in the body becomes n's URI; a required key sent as 0 takes the parent a later operation links.
+      const plan = operation.plan && withLaterParents(view, prepared, index, resolveBodyReferences(operation.plan, uriOf));
+      const outcome = await execute(operation, plan, tx, locate(caller, operation.target, ledger), ledger);
       operation.responder.send(outcome.reply);
       responses.push(responseOf(operation.responder, operation.contentId));
       if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
@@ -224,9 +240,8 @@ function locate(caller: BatchCaller, target: OperationTarget, ledger: ChangesetL
   return { path: parseResourcePath(caller.app.model, rawPath), rawPath };
 }
 
-async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
+async function execute(operation: PreparedOperation, plan: WritePlan | undefined, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
   const r = operation.request;
-  const plan = operation.plan;
   switch (path.kind) {
     case 'resource':
       if (!plan) throw new Error('a write of the entity sets without a plan');
