@@ -224,6 +224,27 @@ describe('SaveChanges(SaveChangesOptions.Batch): one changeset, $n for what it c
     assert.deepEqual((await readGraph(second)).images, ['1:https://img.example/front.jpg']);
   });
 
+  test('objects added before their parent: the child waits for the parent the later $links request names, the answers keep their order', async () => {
+    // AddObject(image); AddObject(variation); AddRelatedObject(variation, specifics); AddObject(product); SetLink(image/variation, "Product", product).
+    const answers = allSucceeded(
+      await saveInBatch([
+        operation('POST', 'ProductImages', 1, wcfAtomEntry(Image, image(1, 'front'))),
+        operation('POST', 'ProductVariations', 2, wcfAtomEntry(Variation, variation('GR-L'))),
+        operation('POST', `${live.root}/$2/ProductVariationSpecifics`, 3, wcfAtomEntry(VariationSpecific, specific('Size', 'L'))),
+        operation('POST', 'Products', 4, wcfAtomEntry(Product, product())),
+        link('PUT', `${live.root}/$1/$links/Product`, 5, '$4'),
+        link('PUT', `${live.root}/$2/$links/Product`, 6, `$4`),
+      ]),
+    );
+    assert.deepEqual(answers.map((a) => a.status), [201, 201, 201, 201, 204, 204], answers.map((a) => a.body).join('\n'));
+    assert.deepEqual(answers.map((a) => a.headers.get('content-id')), ['1', '2', '3', '4', '5', '6']);
+    const p = readAtomEntity(Product, answers[3]!.body).get('Id')!;
+    assert.equal(readAtomEntity(Image, answers[0]!.body).get('ProductId'), p, 'the 201 of the image names its product');
+    const graph = await readGraph(p);
+    assert.deepEqual(graph.images, ['1:https://img.example/front.jpg']);
+    assert.deepEqual(graph.variations, [{ sku: 'GR-L', specifics: ['Size=L'] }]);
+  });
+
   test('a $n that names no earlier operation of the changeset is a 400 naming it, in a target, a $links body and a binding', async () => {
     for (const [operations, named] of [
       [[operation('POST', `${live.root}/$7/ProductVariations`, 1, wcfAtomEntry(Variation, variation('N')))], /'7'/],

@@ -181,33 +181,83 @@ function standsForNoEntity(contentId: string): Error {
   return badRequest(`'$${quote(contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
 }
 
-/** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
+/**
+ * Runs every operation inside the transaction `tx`, in document order, except that an operation
+ * that must wait for a later one (a create whose parent a later operation creates, and whatever
+ * refers to it: references.ts) runs as soon as that one has. The answers keep document order.
+ * The first failure is thrown as OperationFailed.
+ */
 async function executeAll(caller: BatchCaller, transaction: SqlExecutor, prepared: readonly PreparedOperation[]): Promise<InnerResponse[]> {
   const tx = new ReadAheadExecutor(transaction);
   // A run before this one (the changeset runs again: WriteOptions.repeatable) answered nothing.
   for (const operation of prepared) operation.responder.clear();
   await readTargetsAhead(caller, tx, prepared);
   const ledger = new ChangesetLedger();
-  const view = { model: caller.app.model, entityOf: (contentId: string) => ledger.entityOf(contentId) };
+  const view = { model: caller.app.model, ran: (contentId: string) => ledger.ran(contentId), entityOf: (contentId: string) => ledger.entityOf(contentId) };
   const uriOf = (contentId: string) => {
     const entity = ledger.entityOf(contentId);
     if (!entity) throw standsForNoEntity(contentId);
     return entityUri(caller.serviceRoot, entity.type, entity.id);
   };
-  const responses: InnerResponse[] = [];
-  for (const [index, operation] of prepared.entries()) {
+  const responses: InnerResponse[] = new Array<InnerResponse>(prepared.length);
+
+  /** Runs operation `index` unless it must wait; answers the Content-ID it waits for. */
+  const run = async (index: number): Promise<string | undefined> => {
+    const operation = prepared[index]!;
     try {
-      // `$n` in the body becomes n's URI; a required key sent as 0 takes the parent a later operation links.
-      const plan = operation.plan && withLaterParents(view, prepared, index, resolveBodyReferences(operation.plan, uriOf));
+      const unmet = referencesOf(operation).find((contentId) => !ledger.ran(contentId));
+      if (unmet !== undefined) return unmet;
+      let plan = operation.plan && resolveBodyReferences(operation.plan, uriOf);
+      if (plan) {
+        // A required key sent as 0 takes the parent a later operation links.
+        const readiness = withLaterParents(view, prepared, index, plan);
+        if (readiness.waitFor !== undefined) return readiness.waitFor;
+        plan = readiness.plan;
+      }
       const outcome = await execute(operation, plan, tx, locate(caller, operation.target, ledger), ledger);
       operation.responder.send(outcome.reply);
-      responses.push(responseOf(operation.responder, operation.contentId));
+      responses[index] = responseOf(operation.responder, operation.contentId);
       if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
+      return undefined;
     } catch (error) {
       throw new OperationFailed(operation.inner, error);
     }
+  };
+
+  const waiting = new Map<number, string>();
+  for (const index of prepared.keys()) {
+    const waitFor = await run(index);
+    if (waitFor !== undefined) {
+      waiting.set(index, waitFor);
+      continue;
+    }
+    // What waited may run now, in document order, until nothing more can.
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const [later, awaited] of waiting) {
+        if (!ledger.ran(awaited)) continue;
+        const next = await run(later);
+        if (next === undefined) {
+          waiting.delete(later);
+          progress = true;
+        } else waiting.set(later, next);
+      }
+    }
+  }
+  const [stuck] = waiting;
+  if (stuck !== undefined) {
+    const [index, awaited] = stuck;
+    const operation = prepared[index]!;
+    const who = operation.contentId === undefined ? 'An operation' : `The operation with Content-ID '${quote(operation.contentId)}'`;
+    throw new OperationFailed(operation.inner, badRequest(`${who} needs what Content-ID '${quote(awaited)}' creates, and that operation needs it in turn: the changeset cannot be run in any order.`));
   }
   return responses;
+}
+
+/** The Content-IDs an operation refers to: its target's `$n` and those of its body. */
+function referencesOf(operation: PreparedOperation): string[] {
+  const body = bodyReferences(operation.plan);
+  return operation.target.kind === 'reference' ? [operation.target.contentId, ...body] : body;
 }
 
 /**

@@ -13,7 +13,9 @@
  * only by a later operation (`PUT $3/$links/Product`, `POST Products(1L)/$links/ProductImages`
  * with `<uri>$3</uri>`, or a MERGE of `$3` binding the parent). The checks of a required
  * reference run over what the changeset leaves: such a create takes the parent that later
- * operation names (which then changes nothing), so every rule runs against the real parent.
+ * operation names (which then changes nothing), so every rule runs against the real parent. A
+ * create whose parent is created by an operation further down runs right after that operation
+ * (service/batch/changeset.ts), as do the operations that refer to it.
  */
 import type { EntityTypeDef, Model, ReferenceRelation } from '../../model/types';
 import { badRequest } from '../../odata/errors';
@@ -96,9 +98,14 @@ export interface PlannedOperation {
 /** What the look-ahead needs of the changeset so far. */
 export interface ChangesetView {
   readonly model: Model;
+  /** Whether the operation with this Content-ID has run. */
+  ran(contentId: string): boolean;
   /** The entity behind `$n` of an operation that has run; undefined when none has. */
   entityOf(contentId: string): EntityRef | undefined;
 }
+
+/** A plan ready to run, or the Content-ID of the operation it must wait for. */
+export type Readiness = { readonly plan: WritePlan; readonly waitFor?: undefined } | { readonly waitFor: string };
 
 const referencesByType = new WeakMap<EntityTypeDef, readonly ReferenceRelation[]>();
 
@@ -128,13 +135,13 @@ function boundIn(payload: EntityPayload, r: ReferenceRelation): boolean {
 /**
  * The create plan of `operations[index]` with each required foreign key it sends as 0 (the .NET
  * client's "not set"), with no parent named by its URI or a binding, taken from the later
- * operation of the changeset that links it (see the module comment). A 400 naming the
- * operation's Content-ID and the property when no later operation does, or when the parent that
- * operation names is not known yet.
+ * operation of the changeset that links it (see the module comment); or, when that parent is
+ * created by an operation that has not run yet, the Content-ID of that operation to wait for.
+ * A 400 naming the operation's Content-ID and the property when no later operation links it.
  */
-export function withLaterParents(view: ChangesetView, operations: readonly PlannedOperation[], index: number, plan: WritePlan): WritePlan {
+export function withLaterParents(view: ChangesetView, operations: readonly PlannedOperation[], index: number, plan: WritePlan): Readiness {
   const operation = operations[index]!;
-  if (plan.kind !== 'create') return plan;
+  if (plan.kind !== 'create') return { plan };
   let values: Map<string, EdmValue> | undefined;
   for (const r of requiredReferences(view.model, plan.type)) {
     if (plan.payload.values.get(r.foreignKey) !== 0n || parentInUri(operation.path, r) || boundIn(plan.payload, r)) continue;
@@ -146,21 +153,23 @@ export function withLaterParents(view: ChangesetView, operations: readonly Plann
         `${who} creates a ${plan.type.name} with ${r.foreignKey} 0, which names no ${principal.name}, and no operation of the changeset links it to one: name the ${principal.name} in the URI, by a binding, or by a later $links request of the same changeset.`,
       );
     }
-    if (named === 'unknown') {
-      throw badRequest(`${who} creates a ${plan.type.name} with ${r.foreignKey} 0, and the ${principal.name} a later operation links it to is created only after it: create the ${principal.name} first.`);
-    }
+    if (typeof named !== 'bigint') return named;
     (values ??= new Map(plan.payload.values)).set(r.foreignKey, named);
   }
-  return values === undefined ? plan : { ...plan, payload: { ...plan.payload, values } };
+  return { plan: values === undefined ? plan : { ...plan, payload: { ...plan.payload, values } } };
 }
 
-/** The id of the principal a later operation links `$contentId` to through `r`; 'unknown' when it is not created yet. */
-function laterParent(view: ChangesetView, operations: readonly PlannedOperation[], index: number, contentId: string, r: ReferenceRelation, principal: EntityTypeDef): bigint | 'unknown' | undefined {
-  const idOf = (uri: string): bigint | 'unknown' => {
+type WaitFor = { readonly waitFor: string };
+
+/** The id of the principal a later operation links `$contentId` to through `r`, or the operation that creates it. */
+function laterParent(view: ChangesetView, operations: readonly PlannedOperation[], index: number, contentId: string, r: ReferenceRelation, principal: EntityTypeDef): bigint | WaitFor | undefined {
+  const idOf = (uri: string): bigint | WaitFor => {
     const n = contentIdReference(uri);
     if (n === undefined) return resolveEntityUri(view.model, uri, principal);
+    if (!view.ran(n)) return { waitFor: n };
     const entity = view.entityOf(n);
-    return entity === undefined || entity.type !== principal ? 'unknown' : entity.id;
+    if (entity === undefined || entity.type !== principal) throw badRequest(`'$${quote(n, 40)}' links Content-ID '${quote(contentId, 40)}' to something that is no ${principal.name}.`);
+    return entity.id;
   };
   for (const later of operations.slice(index + 1)) {
     const { path, plan } = later;
@@ -173,8 +182,8 @@ function laterParent(view: ChangesetView, operations: readonly PlannedOperation[
     // POST Products(1L)/$links/ProductImages with <uri>$n</uri>: the principal's to-many link.
     if (plan.kind === 'addLink' && contentIdReference(plan.uri) === contentId && target.kind === 'links' && target.navigation.many && target.navigation.relation.name === r.name) {
       if (later.reference === undefined) return path.key;
-      const source = view.entityOf(later.reference);
-      return source === undefined ? 'unknown' : source.id;
+      if (!view.ran(later.reference)) return { waitFor: later.reference };
+      return view.entityOf(later.reference)?.id;
     }
     // MERGE (PUT) of $n binding the parent, or sending its key.
     if (later.reference === contentId && plan.kind === 'update' && target.kind === 'entity') {
