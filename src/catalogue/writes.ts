@@ -40,7 +40,7 @@ export interface Created {
  * carries its deferred navigation links (`ProductSpecifics(5L)/Product`): they name a navigation,
  * not an entity, and bind nothing.
  */
-function bindingUris(uris: readonly string[]): string[] {
+export function bindingUris(uris: readonly string[]): string[] {
   return uris.filter((uri) => !/\)\/[A-Za-z_]\w*\/?$/.test(uri.split('?')[0]!));
 }
 

@@ -249,7 +249,7 @@ async function executeAll(caller: BatchCaller, transaction: SqlExecutor, prepare
     const [index, awaited] = stuck;
     const operation = prepared[index]!;
     const who = operation.contentId === undefined ? 'An operation' : `The operation with Content-ID '${quote(operation.contentId)}'`;
-    throw new OperationFailed(operation.inner, badRequest(`${who} needs what Content-ID '${quote(awaited)}' creates, and that operation needs it in turn: the changeset cannot be run in any order.`));
+    throw new OperationFailed(operation.inner, badRequest(`${who} needs what Content-ID '${quote(awaited)}' creates, which cannot run before it: the operations of the changeset wait for each other.`));
   }
   return responses;
 }

@@ -17,6 +17,7 @@
  * create whose parent is created by an operation further down runs right after that operation
  * (service/batch/changeset.ts), as do the operations that refer to it.
  */
+import { bindingUris } from '../../catalogue/writes';
 import type { EntityTypeDef, Model, ReferenceRelation } from '../../model/types';
 import { badRequest } from '../../odata/errors';
 import { quote } from '../../odata/quote';
@@ -129,7 +130,7 @@ function parentInUri(path: ResourcePath, r: ReferenceRelation): boolean {
 }
 
 function boundIn(payload: EntityPayload, r: ReferenceRelation): boolean {
-  return r.dependentNav !== undefined && (payload.bindings.get(r.dependentNav)?.length ?? 0) > 0;
+  return r.dependentNav !== undefined && bindingUris(payload.bindings.get(r.dependentNav) ?? []).length > 0;
 }
 
 /**
@@ -187,7 +188,7 @@ function laterParent(view: ChangesetView, operations: readonly PlannedOperation[
     }
     // MERGE (PUT) of $n binding the parent, or sending its key.
     if (later.reference === contentId && plan.kind === 'update' && target.kind === 'entity') {
-      const bound = r.dependentNav === undefined ? undefined : plan.payload.bindings.get(r.dependentNav)?.[0];
+      const bound = r.dependentNav === undefined ? undefined : bindingUris(plan.payload.bindings.get(r.dependentNav) ?? [])[0];
       if (bound !== undefined) return idOf(bound);
       const sent = plan.payload.values.get(r.foreignKey);
       if (typeof sent === 'bigint' && sent !== 0n) return sent;
