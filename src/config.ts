@@ -59,7 +59,8 @@ export interface Config {
   /**
    * The version of an answer the request allows more than one for: the lowest that expresses it
    * (1.0 arrays, what the existing connectors read) or the highest the client reads (2.0
-   * `results` objects, for V2-only client libraries that send no version headers).
+   * `results` objects, for V2-only client libraries that send no version headers); by default
+   * (`auto`) the highest for a request that declares no version and the lowest for one that does.
    */
   readonly responseVersion: ResponseVersionPolicy;
   readonly metrics: MetricsConfig;
@@ -178,7 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     secureCookies: flag(env, 'SECURE_COOKIES', publicUrl?.startsWith('https:') ?? false),
     platformToken,
-    responseVersion: oneOf<ResponseVersionPolicy>(env, 'RESPONSE_VERSION', 'lowest', ['lowest', 'highest']),
+    responseVersion: oneOf<ResponseVersionPolicy>(env, 'RESPONSE_VERSION', 'auto', ['auto', 'lowest', 'highest']),
     metrics: {
       token: metricsToken,
       port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),

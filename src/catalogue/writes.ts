@@ -40,7 +40,7 @@ export interface Created {
  * carries its deferred navigation links (`ProductSpecifics(5L)/Product`): they name a navigation,
  * not an entity, and bind nothing.
  */
-function bindingUris(uris: readonly string[]): string[] {
+export function bindingUris(uris: readonly string[]): string[] {
   return uris.filter((uri) => !/\)\/[A-Za-z_]\w*\/?$/.test(uri.split('?')[0]!));
 }
 
@@ -69,7 +69,7 @@ export class CatalogueWrites {
         const target = this.model.typeByName.get(nav.target)!;
         const boundId = this.resolve(uris[0]!, target);
         const sent = values.get(r.foreignKey);
-        if (sent !== undefined && sent !== null && sent !== boundId) {
+        if (isSet(sent) && sent !== boundId) {
           throw invalid(`${r.foreignKey} ${String(sent)} contradicts the binding of '${navName}' to ${String(boundId)}.`);
         }
         values.set(r.foreignKey, boundId);
@@ -291,9 +291,18 @@ export class CatalogueWrites {
   }
 }
 
+/**
+ * Whether a foreign key sent names an entity. 0 does not: no entity has the key 0, and the .NET
+ * client's generated classes hold every foreign key as a non-nullable long that is 0 until set,
+ * so a child it creates under a parent named by the URI or by a binding arrives with 0.
+ */
+function isSet(foreignKey: EdmValue | undefined): boolean {
+  return foreignKey !== undefined && foreignKey !== null && foreignKey !== 0n;
+}
+
 /** The entity under a parent names that parent: a foreign key sent that names another is refused. */
 function setParent(values: Map<string, EdmValue>, foreignKey: string, parentId: bigint): void {
   const sent = values.get(foreignKey);
-  if (sent !== undefined && sent !== null && sent !== parentId) throw invalid(`${foreignKey} ${String(sent)} contradicts the parent ${String(parentId)} in the URI.`);
+  if (isSet(sent) && sent !== parentId) throw invalid(`${foreignKey} ${String(sent)} contradicts the parent ${String(parentId)} in the URI.`);
   values.set(foreignKey, parentId);
 }

@@ -97,8 +97,12 @@ const MAX_SUPPORTED = 2;
  * that can express it (1.0 unless a 2.0 feature is used), as WCF Data Services answered and as
  * the existing connectors read. `highest`: the highest the request allows (2.0 unless
  * MaxDataServiceVersion says 1.0), for clients that read only 2.0 shapes and send no headers.
+ * `auto` (the default): `highest` for a request that declares no version at all (no
+ * DataServiceVersion, MaxDataServiceVersion or MinDataServiceVersion), `lowest` for one that
+ * declares any. Typed V2 clients (SAP's Cloud SDK) send none of the three and read collections
+ * only as 2.0 `results` objects; the connectors that read 1.0 arrays all declare their versions.
  */
-export type ResponseVersionPolicy = 'lowest' | 'highest';
+export type ResponseVersionPolicy = 'auto' | 'lowest' | 'highest';
 
 /** "2.0", "1.0;NetFx", "2.0;" -> major.minor as a number; undefined when absent. */
 function parseVersion(name: string, value: string | undefined): number | undefined {
@@ -130,14 +134,15 @@ export type HeaderLookup = (name: string) => string | undefined;
  * absent, the client reads every version the service writes) and MinDataServiceVersion (a WCF
  * Data Services 5 header: the client reads nothing older, so 2.0 asks for 2.0 shapes).
  */
-export function readVersionHeaders(header: HeaderLookup, policy: ResponseVersionPolicy = 'lowest'): VersionHeaders {
+export function readVersionHeaders(header: HeaderLookup, policy: ResponseVersionPolicy = 'auto'): VersionHeaders {
   const dataServiceVersion = header('dataserviceversion');
   const requestVersion = parseVersion('DataServiceVersion', dataServiceVersion);
   if (requestVersion !== undefined && requestVersion > MAX_SUPPORTED) {
     throw badRequest(`The DataServiceVersion '${shown(dataServiceVersion!)}' is not supported: this service speaks versions 1.0 and 2.0.`);
   }
   const maxHeader = header('maxdataserviceversion');
-  const max = parseVersion('MaxDataServiceVersion', maxHeader) ?? MAX_SUPPORTED;
+  const maxSent = parseVersion('MaxDataServiceVersion', maxHeader);
+  const max = maxSent ?? MAX_SUPPORTED;
   if (max < 1) throw badRequest(`The MaxDataServiceVersion '${shown(maxHeader!)}' is below 1.0, the lowest version this service writes.`);
   const maxResponseVersion: ProtocolVersion = max >= 2 ? 2 : 1;
 
@@ -156,7 +161,9 @@ export function readVersionHeaders(header: HeaderLookup, policy: ResponseVersion
       throw badRequest(`No version this service writes (1.0 or 2.0) lies between the MinDataServiceVersion '${shown(minHeader!)}' and the MaxDataServiceVersion '${shown(maxHeader!)}'.`);
     }
   }
-  if (policy === 'highest') minResponseVersion = maxResponseVersion;
+  // An empty header declares nothing, as parseVersion reads it.
+  const declaresNone = requestVersion === undefined && maxSent === undefined && min === undefined;
+  if (policy === 'highest' || (policy === 'auto' && declaresNone)) minResponseVersion = maxResponseVersion;
   return { maxResponseVersion, minResponseVersion };
 }
 

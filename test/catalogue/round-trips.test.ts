@@ -14,10 +14,14 @@ import type { EdmValue } from '../../src/odata/edm';
 import type { EdmType } from '../../src/model/types';
 import { childElements, loadDatajs, odataRequest, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller as asSellerDeclaring, CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import type { HttpRequest } from '../support/http-client';
 import { atomEntry } from '../support/entries';
 import { ATOM, D, M } from '../support/spec';
 import { setType as typeOf } from '../support/model-types';
+
+/** Every request declares its versions as the connector does, and so gets the 1.0 shapes it reads. */
+const asSeller = (who: Seller, url: string, init: HttpRequest = {}) => asSellerDeclaring(who, url, { ...init, headers: { ...CONNECTOR_VERSIONS, ...(init.headers ?? {}) } });
 
 
 type Format = 'atom' | 'json';

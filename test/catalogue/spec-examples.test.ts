@@ -10,8 +10,12 @@ import { defaultOf } from '../../src/catalogue/values';
 import type { EdmValue } from '../../src/odata/edm';
 import { childElements, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller as asSellerDeclaring, CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import type { HttpRequest } from '../support/http-client';
 import { ATOM, D, M, RELATED, SCHEME } from '../support/spec';
+
+/** Every request declares its versions as the connector does, and so gets the 1.0 shapes it reads. */
+const asSeller = (who: Seller, url: string, init: HttpRequest = {}) => asSellerDeclaring(who, url, { ...init, headers: { ...CONNECTOR_VERSIONS, ...(init.headers ?? {}) } });
 
 
 const ATOM_TYPE = 'application/atom+xml;charset=utf-8';

@@ -17,12 +17,16 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller as asSellerDeclaring, CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import type { HttpRequest } from '../support/http-client';
 import { atomEntry } from '../support/entries';
 import { errorMessage } from '../support/odata-error';
 import { batchBody, changesetPart, errorMessageOf, jsonOperation, postBatch, readBatchAnswer, singleAnswer } from '../batch/support';
 import { testEngine } from '../support/test-database';
 import { indexName } from '../../src/store/postgres/ddl';
+
+/** Every request declares its versions as the connector does, and so gets the 1.0 shapes it reads. */
+const asSeller = (who: Seller, url: string, init: HttpRequest = {}) => asSellerDeclaring(who, url, { ...init, headers: { ...CONNECTOR_VERSIONS, ...(init.headers ?? {}) } });
 
 let live: LiveService;
 let seller: Seller;

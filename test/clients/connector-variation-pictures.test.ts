@@ -11,8 +11,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { childElements, parseXml, type XmlElement } from '../clients/datajs';
 import type { HttpResponse } from '../support/http-client';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller as asSellerDeclaring, CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import type { HttpRequest } from '../support/http-client';
 import { ATOM, D, M } from '../support/spec';
+
+/** Every request declares its versions as the connector does, and so gets the 1.0 shapes it reads. */
+const asSeller = (who: Seller, url: string, init: HttpRequest = {}) => asSellerDeclaring(who, url, { ...init, headers: { ...CONNECTOR_VERSIONS, ...(init.headers ?? {}) } });
 
 const RELATED = 'http://schemas.microsoft.com/ado/2007/08/dataservices/related/';
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';

@@ -210,3 +210,20 @@ test('delete: the product is gone for the client and for the service', async () 
   assert.equal(await app.statusOfReadByKey(connection, made.id), 404);
   assert.equal(await statusOf(`/Products(${made.id}L)`), 404);
 });
+
+// The SDK by itself sends no DataServiceVersion, MaxDataServiceVersion or MinDataServiceVersion
+// header, and reads every collection only as {"d":{"results":[…]}}: a request that declares no
+// version gets version 2.0 answers, at the top level, expanded, and in a $batch query part.
+test('without any version header: getAll() with $filter, with $filter and $expand, and a $batch query part read every row', async () => {
+  const bare: Connection = { ...connection, minDataServiceVersionHeader: false };
+  const externalProductId = freshExternalId();
+  const wanted = await app.createProduct(bare, { title: 'no version header', price: '2.5', stockAmount: 1, externalProductId });
+  await app.createProduct(bare, { title: 'not this one', price: '2.5', stockAmount: 1, externalProductId: freshExternalId() });
+  await app.createImage(bare, wanted.id, 1, 'https://img.example/bare.jpg');
+
+  const found = await app.productsFiltered(bare, externalProductId);
+  assert.equal(found.length, 1, 'one product read (an empty list means the answer was {"d":[…]})');
+  assertSameAsStored(found[0]!, await stored(`/Products(${wanted.id}L)`));
+  assert.deepEqual(await app.productsWithImages(bare, externalProductId), [{ id: wanted.id, title: 'no version header', imageUrls: ['https://img.example/bare.jpg'] }]);
+  assert.deepEqual(await app.batchedRead(bare, externalProductId), [wanted.id]);
+});

@@ -1,9 +1,10 @@
 /**
  * Version 2 clients get version 2 collections. A V2-only client library (./v2-reader.ts) reads a
  * JSON collection only as `{"d":{"results":[…]}}` and a version 1.0 array as an empty list, so
- * the service must answer it in 2.0 shapes when it asks (MinDataServiceVersion: 2.0), or always
- * when the service is set to RESPONSE_VERSION=highest; inside `$batch` too, and for expanded
- * navigations. The default still answers the existing connectors in 1.0 shapes, as before.
+ * the service must answer it in 2.0 shapes when it asks (MinDataServiceVersion: 2.0), when it
+ * declares no version at all (such libraries send no version header), or always when the service
+ * is set to RESPONSE_VERSION=highest; inside `$batch` too, and for expanded navigations. The
+ * default still answers the existing connectors, which declare their versions, in 1.0 shapes.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ import { batchBody, createProductWithParts, httpPart, postBatch, readBatchAnswer
 import { readBatchQueryPart, readCollection, readCount, readEntity, readExpanded, type Entity } from './v2-reader';
 
 const V2_ONLY = { Accept: 'application/json' };
+/** A client that declares the version it writes, and so reads the lowest version an answer needs. */
+const DECLARED = { Accept: 'application/json', DataServiceVersion: '1.0' };
 const MIN_2 = { ...V2_ONLY, MinDataServiceVersion: '2.0' };
 /** What the shop connector sends on every request. */
 const CONNECTOR = { Accept: 'application/json', DataServiceVersion: '2.0', MaxDataServiceVersion: '3.0' };
@@ -38,15 +41,16 @@ function jsonError(res: HttpResponse): string {
 }
 
 describe('RESPONSE_VERSION', () => {
-  test('is lowest by default, takes lowest or highest, and refuses anything else', () => {
-    assert.equal(loadConfig({}).responseVersion, 'lowest');
+  test('is auto by default, takes auto, lowest or highest, and refuses anything else', () => {
+    assert.equal(loadConfig({}).responseVersion, 'auto');
+    assert.equal(loadConfig({ RESPONSE_VERSION: 'lowest' }).responseVersion, 'lowest');
     assert.equal(loadConfig({ RESPONSE_VERSION: 'highest' }).responseVersion, 'highest');
     assert.equal(loadConfig({ RESPONSE_VERSION: 'Lowest' }).responseVersion, 'lowest');
     assert.throws(() => loadConfig({ RESPONSE_VERSION: '2.0' }), ConfigError);
   });
 });
 
-describe('default (RESPONSE_VERSION=lowest)', () => {
+describe('default (RESPONSE_VERSION=auto)', () => {
   let live: LiveService;
   let seller: Seller;
   let p: ProductWithParts;
@@ -127,7 +131,7 @@ describe('default (RESPONSE_VERSION=lowest)', () => {
 
     test('Atom is the same document in both versions; only the DataServiceVersion header differs', async () => {
       const path = `Products?$filter=Id%20eq%20${p.product}L&$expand=ProductImages`;
-      const v1 = await ok(get(live, seller, path, {}));
+      const v1 = await ok(get(live, seller, path, { DataServiceVersion: '2.0', MaxDataServiceVersion: '3.0' }));
       const v2 = await ok(get(live, seller, path, { MinDataServiceVersion: '2.0' }));
       assert.equal(v1.headers['dataserviceversion'], '1.0;');
       assert.equal(v2.headers['dataserviceversion'], '2.0;');
@@ -139,7 +143,7 @@ describe('default (RESPONSE_VERSION=lowest)', () => {
 
   describe('without it, the existing connectors read 1.0 shapes as before', () => {
     test("the connector's headers get arrays, expanded arrays and DataServiceVersion 1.0", async () => {
-      for (const headers of [CONNECTOR, V2_ONLY]) {
+      for (const headers of [CONNECTOR, DECLARED]) {
         const res = await ok(get(live, seller, `Products?$expand=ProductImages`, headers));
         assert.equal(res.headers['dataserviceversion'], '1.0;');
         const d = readEntity(res.body) as unknown as Entity[];
@@ -155,6 +159,49 @@ describe('default (RESPONSE_VERSION=lowest)', () => {
       const res = await ok(get(live, seller, 'Products?$inlinecount=allpages', { ...V2_ONLY, DataServiceVersion: '1.0' }));
       assert.equal(res.headers['dataserviceversion'], '2.0;');
       assert.equal(readCount(res.body), 2);
+    });
+  });
+
+  describe('a request that declares no version (no DataServiceVersion, MaxDataServiceVersion or MinDataServiceVersion)', () => {
+    test('gets 2.0 shapes: entity sets, navigation collections, $links, expanded collections', async () => {
+      const feed = await ok(get(live, seller, `Products?$filter=Id%20eq%20${p.product}L&$expand=ProductImages,ProductVariations/ProductVariationSpecifics`, V2_ONLY));
+      assert.equal(feed.headers['dataserviceversion'], '2.0;');
+      const [product] = readCollection(feed.body);
+      assert.ok(product, 'the product');
+      assert.deepEqual(ids(readExpanded(product, 'ProductImages')), idsOf(p.images));
+      assert.deepEqual(ids(readExpanded(product, 'ProductVariations').flatMap((v) => readExpanded(v, 'ProductVariationSpecifics'))), idsOf(p.variationSpecifics));
+      assert.equal(readCollection((await ok(get(live, seller, 'Products', V2_ONLY))).body).length, 2);
+      assert.deepEqual(ids(readCollection((await ok(get(live, seller, `Products(${p.product}L)/ProductImages`, V2_ONLY))).body)), idsOf(p.images));
+      assert.equal(readCollection((await ok(get(live, seller, `Products(${p.product}L)/$links/Catalogs`, V2_ONLY))).body).length, p.catalogs.length);
+      const one = await ok(get(live, seller, `Products(${p.product}L)?$expand=ProductImages`, V2_ONLY));
+      assert.equal(one.headers['dataserviceversion'], '2.0;');
+      assert.deepEqual(ids(readExpanded(readEntity(one.body), 'ProductImages')), idsOf(p.images));
+    });
+
+    test('an empty version header declares nothing; any one version header sent keeps the lowest version', async () => {
+      const blank = await ok(get(live, seller, 'Products', { ...V2_ONLY, DataServiceVersion: '', MaxDataServiceVersion: '' }));
+      assert.equal(blank.headers['dataserviceversion'], '2.0;');
+      for (const declared of [{ DataServiceVersion: '2.0' }, { MaxDataServiceVersion: '2.0' }, { MinDataServiceVersion: '1.0' }] as Record<string, string>[]) {
+        const res = await ok(get(live, seller, 'Products', { ...V2_ONLY, ...declared }));
+        assert.equal(res.headers['dataserviceversion'], '1.0;', JSON.stringify(declared));
+      }
+    });
+
+    test('in $batch, a query part takes its own version headers, else the batch request\'s; with none anywhere it answers 2.0', async () => {
+      const body = batchBody([
+        httpPart({ method: 'GET', target: 'Products', headers: ['Accept: application/json'] }),
+        httpPart({ method: 'GET', target: `Products(${p.product}L)?$expand=ProductImages`, headers: ['Accept: application/json'] }),
+        httpPart({ method: 'GET', target: 'Products', headers: ['Accept: application/json', 'DataServiceVersion: 1.0'] }),
+      ]);
+      const bare = { DataServiceVersion: '', MaxDataServiceVersion: '' };
+      const parts = readBatchAnswer(await postBatch(live, seller, body, undefined, bare)).map(singleAnswer);
+      assert.deepEqual(parts.map((part) => part.headers.get('dataserviceversion')), ['2.0;', '2.0;', '1.0;']);
+      const read = readBatchQueryPart(parts[0]!.body);
+      assert.equal(read.kind === 'collection' ? read.rows.length : -1, 2);
+      assert.deepEqual(ids(readExpanded(readEntity(parts[1]!.body), 'ProductImages')), idsOf(p.images));
+      // The batch request declares its versions (the connector's headers): its parts keep 1.0.
+      const declared = readBatchAnswer(await postBatch(live, seller, body)).map(singleAnswer);
+      assert.deepEqual(declared.map((part) => part.headers.get('dataserviceversion')), ['1.0;', '1.0;', '1.0;']);
     });
   });
 
@@ -241,5 +288,24 @@ describe('RESPONSE_VERSION=highest', () => {
     assert.deepEqual(read.map((r) => r.kind), ['collection', 'collection']);
     assert.deepEqual(read[1]!.kind === 'collection' ? ids(read[1]!.rows) : [], idsOf(p.images));
     assert.ok(parts.every((part) => part.headers.get('dataserviceversion') === '2.0;'));
+  });
+});
+
+describe('RESPONSE_VERSION=lowest', () => {
+  let live: LiveService;
+  let seller: Seller;
+
+  before(async () => {
+    live = await startLive({ env: { RESPONSE_VERSION: 'lowest' } });
+    seller = await newSeller(live, 'v2lowestonly');
+    await createProductWithParts(live, seller, 'v2l');
+  });
+  after(() => live.close());
+
+  test('answers 1.0 arrays also to a request that declares no version', async () => {
+    const res = await ok(get(live, seller, 'Products?$expand=ProductImages', V2_ONLY));
+    assert.equal(res.headers['dataserviceversion'], '1.0;');
+    const d = readEntity(res.body) as unknown as Entity[];
+    assert.ok(Array.isArray(d) && d.length === 1 && Array.isArray(d[0]!.ProductImages));
   });
 });

@@ -53,7 +53,7 @@ const escapeXml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').
  * order. Properties the object lacks are written as the CLR default of their type, as the
  * generated class holds them (0, false, DateTime.MinValue, null).
  */
-export function wcfAtomEntry(type: EntityTypeDef, entity: ClientEntity, id = ''): string {
+export function wcfAtomEntry(type: EntityTypeDef, entity: ClientEntity, id = '', links: readonly WcfBinding[] = []): string {
   const properties = type.properties.map((p) => {
     const value = entity.has(p.name) ? entity.get(p.name)! : clrDefault(p.type, p.nullable);
     const typeAttr = p.type === 'Edm.String' ? '' : ` m:type="${p.type}"`;
@@ -69,6 +69,7 @@ export function wcfAtomEntry(type: EntityTypeDef, entity: ClientEntity, id = '')
     '  </author>',
     '  <updated>2026-11-24T12:00:00.1234567Z</updated>',
     id === '' ? '  <id />' : `  <id>${escapeXml(id)}</id>`,
+    ...links.map((l) => `  <link href="${escapeXml(l.href)}" rel="${D}/related/${l.navigation}" type="application/atom+xml;type=${l.many ? 'feed' : 'entry'}" />`),
     '  <content type="application/xml">',
     '    <m:properties>',
     ...properties,
@@ -76,6 +77,21 @@ export function wcfAtomEntry(type: EntityTypeDef, entity: ClientEntity, id = '')
     '  </content>',
     '</entry>',
   ].join('\r\n');
+}
+
+/**
+ * A binding the client writes into an entry: SetLink on an object it adds names the other end by
+ * its edit link, or inside a changeset by `$n` when that end is added in the same changeset.
+ */
+export interface WcfBinding {
+  readonly navigation: string;
+  readonly href: string;
+  readonly many?: boolean;
+}
+
+/** The body of AddLink and SetLink ($links POST and PUT): a uri element in the METADATA namespace. */
+export function wcfLinkBody(uri: string): string {
+  return `<?xml version="1.0" encoding="utf-8" standalone="yes"?><uri xmlns="${M}">${escapeXml(uri)}</uri>`;
 }
 
 function clrDefault(type: string, nullable: boolean): string | null {

@@ -304,6 +304,12 @@ test('readXmlLink answers the trimmed uri', () => {
   assert.equal(readXmlLink(Buffer.from(`<uri xmlns="${D}">Catalogs(5L)?a=1&amp;b=2</uri>`)), 'Catalogs(5L)?a=1&b=2');
 });
 
+test('readXmlLink takes the uri element in the metadata namespace too, as the .NET client writes it', () => {
+  assert.equal(readXmlLink(Buffer.from(`<?xml version="1.0" encoding="utf-8" standalone="yes"?><uri xmlns="${M}">${ROOT}/Catalogs(7L)</uri>`)), `${ROOT}/Catalogs(7L)`);
+  assert.equal(readXmlLink(Buffer.from(`<m:uri xmlns:m="${M}">$2</m:uri>`)), '$2');
+  rejects400(() => readXmlLink(Buffer.from(`<uri xmlns="${ATOM}">Catalogs(5L)</uri>`)), /must be a uri element in the namespace/);
+});
+
 test('readXmlLink refuses anything else', () => {
   rejects400(() => readXmlLink(Buffer.from('<uri>Catalogs(5L)</uri>')), /must be a uri element in the namespace/);
   rejects400(() => readXmlLink(Buffer.from(`<links xmlns="${D}"><uri>Catalogs(5L)</uri></links>`)), /must be a uri element/);

@@ -8,10 +8,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { childElements, parseXml, type XmlElement } from '../clients/datajs';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller as asSellerDeclaring, CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import type { HttpRequest } from '../support/http-client';
 import type { HttpResponse } from '../support/http-client';
 import { ATOM, D, M } from '../support/spec';
 import { seedRow } from './fixture';
+
+/** Every request declares its versions as the connector does, and so gets the 1.0 shapes it reads. */
+const asSeller = (who: Seller, url: string, init: HttpRequest = {}) => asSellerDeclaring(who, url, { ...init, headers: { ...CONNECTOR_VERSIONS, ...(init.headers ?? {}) } });
 
 let live: LiveService;
 let a: Seller;

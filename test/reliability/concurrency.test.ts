@@ -7,14 +7,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { childElements, parseXml } from '../clients/datajs';
-import { asSeller, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
+import { CONNECTOR_VERSIONS, asSeller, newSeller, startLive, tenantRows, type LiveService, type Seller } from '../support/live-service';
 import type { HttpResponse } from '../support/http-client';
 import { ATOM, M } from '../support/spec';
 
 let live: LiveService;
 let seller: Seller;
 
-const json = { Accept: 'application/json', 'Content-Type': 'application/json' };
+const json = { ...CONNECTOR_VERSIONS, Accept: 'application/json', 'Content-Type': 'application/json' };
 
 function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResponse> {
   return asSeller(seller, `${live.root}/${path}`, { method, headers: { ...json, ...headers }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });

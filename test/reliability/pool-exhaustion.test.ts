@@ -18,7 +18,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { seedCatalogue } from '../support/catalogue-seed';
 import { request, type HttpResponse } from '../support/http-client';
 import { readODataError } from '../support/odata-error';
@@ -74,7 +74,7 @@ describe('clients that hang up mid-request (pool of 2)', () => {
     for (const afterMs of [5, 20, 60]) {
       await hangUpAll(url, seller, 16, afterMs);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const res = await request(url, { headers: { ...seller.auth, Accept: 'application/json' } });
+      const res = await request(url, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' } });
       assert.equal(res.status, 200, `after clients hung up at ${afterMs} ms: ${res.status} ${res.body.slice(0, 300)}`);
       assert.equal((JSON.parse(res.body).d as unknown[]).length, 50);
     }
@@ -144,7 +144,7 @@ describe('128 clients against a pool of 10', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
     const get = () =>
       new Promise<HttpResponse>((resolve, reject) => {
-        const req = http.get(url, { headers: { ...seller.auth, Accept: 'application/json' }, agent }, (res) => {
+        const req = http.get(url, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' }, agent }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
@@ -169,7 +169,7 @@ describe('128 clients against a pool of 10', () => {
     const total = CLIENTS * EACH;
     reportFigures('pool-exhaustion', { clients: CLIENTS, pool: 10, requests: total, ok: statuses[200] ?? 0, busy503: statuses[503] ?? 0, busyShare: ((statuses[503] ?? 0) / total).toFixed(3) }, t);
     assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '503'), []);
-    const res = await request(url, { headers: { ...seller.auth, Accept: 'application/json' } });
+    const res = await request(url, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' } });
     assert.equal(res.status, 200);
     assert.deepEqual(faults(live), []);
   });

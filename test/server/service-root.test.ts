@@ -6,7 +6,11 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadDatajs, odataRequest, parseXml } from '../clients/datajs';
 import { EDM, SPEC_ENTITY_SETS } from '../support/spec';
-import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { asSeller as asSellerDeclaring, CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import type { HttpRequest } from '../support/http-client';
+
+/** Every request declares its versions as the connector does, and so gets the 1.0 shapes it reads. */
+const asSeller = (who: Seller, url: string, init: HttpRequest = {}) => asSellerDeclaring(who, url, { ...init, headers: { ...CONNECTOR_VERSIONS, ...(init.headers ?? {}) } });
 
 const SPEC_SETS = SPEC_ENTITY_SETS;
 

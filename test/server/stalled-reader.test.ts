@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { seedCatalogue } from '../support/catalogue-seed';
 import { request } from '../support/http-client';
 
@@ -50,7 +50,7 @@ function stallExport(stallMs: number): Promise<'whole' | 'cut off'> {
 
 test('a client that reads nothing is cut off after SEND_TIMEOUT_MS, and what it held serves others again', async () => {
   assert.equal(await stallExport(SEND_TIMEOUT_MS * 6), 'cut off');
-  const res = await request(`${live.root}/Products?$top=2`, { headers: { ...seller.auth, Accept: 'application/json' } });
+  const res = await request(`${live.root}/Products?$top=2`, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' } });
   assert.equal(res.status, 200, res.body.slice(0, 300));
   assert.equal((JSON.parse(res.body) as { d: unknown[] }).d.length, 2);
 });

@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import pg from 'pg';
-import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
+import { CONNECTOR_VERSIONS, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { request } from '../support/http-client';
 import { createEntity, JSON_HEADERS } from '../support/live-client';
 import { batchBody, changesetPart, jsonOperation, postBatch, readBatchAnswer, changesetAnswers } from '../batch/support';
@@ -126,7 +126,7 @@ describe('round trips to PostgreSQL per request', { skip: testEngine !== 'postgr
   });
 
   test('a filtered collection: one round trip in all (the credential check with the tenant and the SELECT, no BEGIN, cursor or COMMIT)', async (t) => {
-    const filter = () => request(`${live.root}/ProductVariations?$filter=StockAmount ge 0`, { headers: { ...seller.auth, Accept: 'application/json' } });
+    const filter = () => request(`${live.root}/ProductVariations?$filter=StockAmount ge 0`, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' } });
     assert.equal((await filter()).status, 200);
     const count = await roundTrips(live, async () => {
       const res = await filter();

@@ -21,6 +21,13 @@ export { tempDatabaseFile } from './test-database';
 
 export const SERVICE_PATH = '/publicapi/v1/api.svc';
 
+/**
+ * The version headers the shop connector sends with every request. A request that declares no
+ * version at all gets version 2.0 answers (docs/protocol.md, "Versions"); a test that reads the
+ * version 1.0 shapes, as the connectors do, declares its versions with these.
+ */
+export const CONNECTOR_VERSIONS: Readonly<Record<string, string>> = { DataServiceVersion: '2.0', MaxDataServiceVersion: '3.0' };
+
 export interface LiveService {
   readonly service: RunningService;
   readonly origin: string;

@@ -396,7 +396,9 @@ export function readXmlProperty(property: PropertyDef, body: Buffer, charset?: s
 
 /**
  * Reads the body of `POST/PUT …/$links/Nav`: `<uri xmlns="…/dataservices">uri</uri>`, answering the
- * trimmed URI. Throws ODataError 400 for anything else.
+ * trimmed URI. Throws ODataError 400 for anything else. The uri element may also be in the
+ * metadata namespace: the .NET WCF Data Services client writes it there (AddLink, SetLink), and
+ * ODataLib, WCF Data Services 5's reader, accepts both namespaces for that reason.
  */
 export function readXmlLink(body: Buffer, charset?: string): string {
   try {
@@ -405,8 +407,8 @@ export function readXmlLink(body: Buffer, charset?: string): string {
     parse(decode(body, charset), {
       open(tag, depth) {
         if (depth > 1) throw badRequest('The uri element must hold only text.');
-        if (tag.uri !== D_NS || tag.local !== 'uri') {
-          throw badRequest(`The request body must be a uri element in the namespace ${D_NS}.`);
+        if ((tag.uri !== D_NS && tag.uri !== M_NS) || tag.local !== 'uri') {
+          throw badRequest(`The request body must be a uri element in the namespace ${D_NS} (or ${M_NS}).`);
         }
       },
       close() {

@@ -2,8 +2,9 @@
  * Where an inner request's target points, below the service root (docs/protocol.md, "$batch"):
  * relative to the service root (`Products(1L)`, what datajs writes), an absolute path
  * (`/publicapi/v1/api.svc/Products(1L)`), an absolute URI (`https://host/publicapi/v1/api.svc/…`,
- * what the connector writes), or a `$<Content-ID>` reference to an entity an earlier operation
- * of the same changeset created (`$1/ProductImages`).
+ * what the connector writes), each of which may start below the service root with a
+ * `$<Content-ID>` reference to an entity an earlier operation of the same changeset created
+ * (`$1/ProductImages`, `https://host/publicapi/v1/api.svc/$1/ProductImages`).
  *
  * The host of an absolute URI is not compared with anything: behind a proxy the service does not
  * know the name clients use. Nothing is percent-decoded here; the resource path parser does that.
@@ -30,22 +31,31 @@ export function resolveTarget(target: string, servicePath: string): ResolvedTarg
   const pathPart = questionMark === -1 ? target : target.slice(0, questionMark);
   const query = questionMark === -1 ? '' : target.slice(questionMark + 1);
 
-  let resolved: ResolvedTarget;
+  // Below the service root, from its '/' ('' for the root itself), whichever form the target has.
+  let below: string;
   const absolute = ABSOLUTE_URI.exec(pathPart);
   if (absolute) {
     const scheme = absolute[1]!.toLowerCase();
     if (scheme !== 'http' && scheme !== 'https') {
       throw badRequest(`The request target '${quote(target)}' is not an http or https URI.`);
     }
-    resolved = { path: belowServicePath(pathPart.slice(absolute[0].length), servicePath, target), query };
+    below = belowServicePath(pathPart.slice(absolute[0].length), servicePath, target);
   } else if (pathPart.startsWith('/')) {
-    resolved = { path: belowServicePath(pathPart, servicePath, target), query };
-  } else if (pathPart.startsWith('$') && !ROOT_SYSTEM_RESOURCES.has(firstSegment(pathPart))) {
-    const reference = firstSegment(pathPart).slice(1);
-    if (reference === '') throw badRequest(`The request target '${quote(target)}' has a '$' without a Content-ID after it.`);
-    resolved = { reference, path: pathPart.slice(reference.length + 1), query };
+    below = belowServicePath(pathPart, servicePath, target);
   } else {
-    resolved = { path: pathPart === '' ? '' : `/${pathPart}`, query };
+    below = pathPart === '' ? '' : `/${pathPart}`;
+  }
+
+  // `$n` is the first segment after the service root in every form: the .NET client writes
+  // `http://host/publicapi/v1/api.svc/$1/ProductVariations`, datajs `$1/ProductVariations`.
+  let resolved: ResolvedTarget;
+  const first = firstSegment(below.slice(1));
+  if (first.startsWith('$') && !ROOT_SYSTEM_RESOURCES.has(first)) {
+    const reference = first.slice(1);
+    if (reference === '') throw badRequest(`The request target '${quote(target)}' has a '$' without a Content-ID after it.`);
+    resolved = { reference, path: below.slice(first.length + 1), query };
+  } else {
+    resolved = { path: below, query };
   }
 
   // A client or proxy would resolve dot segments and could leave the service that way; the

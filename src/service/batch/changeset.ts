@@ -13,7 +13,7 @@
 import type { BatchResponsePart, InnerRequest, InnerResponse } from '../../odata/batch';
 import { resolveTarget } from '../../odata/batch';
 import { quote } from '../../odata/quote';
-import { entityId, entityPath } from '../../odata/entity';
+import { entityId, entityPath, entityUri } from '../../odata/entity';
 import { badRequest } from '../../odata/errors';
 import { parseResourcePath, type ResourcePath } from '../../odata/uri/resource-path';
 import { admitRequest } from '../../odata/uri/uri-kind';
@@ -31,6 +31,7 @@ import { writeResource } from '../write';
 import { idsNeeded, planWrite, type WritePlan } from '../write-plan';
 import type { EntityTypeDef } from '../../model/types';
 import { SERVICE_PATH } from '../request';
+import { bodyReferences, resolveBodyReferences, withLaterParents, type PlannedOperation } from './references';
 
 /** A path into the entity sets (not an operation, $metadata, …). */
 type SetPath = ResourcePathOf<'resource'>;
@@ -46,7 +47,7 @@ interface Located {
   readonly rawPath: string;
 }
 
-interface PreparedOperation {
+interface PreparedOperation extends PlannedOperation {
   readonly inner: InnerRequest;
   readonly contentId: string | undefined;
   readonly request: ODataRequest;
@@ -165,33 +166,98 @@ async function prepareOperation(caller: BatchCaller, inner: InnerRequest, earlie
   // The framing refuses a GET in a changeset; a HEAD is as much a read.
   if (request.method === 'HEAD') throw badRequest('A HEAD request may not be inside a changeset; send it as a part of its own.');
   const plan = path.kind === 'resource' ? planWrite(request, path, body) : undefined;
+  // A `$n` in the body ($links body, binding) names an earlier operation that stands for an entity.
+  for (const reference of bodyReferences(plan)) {
+    if (!earlierContentIds.has(reference)) {
+      throw badRequest(`The body refers to Content-ID '${quote(reference)}' ('$${quote(reference)}'), which no earlier operation of this changeset carries.`);
+    }
+    if (earlierContentIds.get(reference) === undefined) throw standsForNoEntity(reference);
+  }
   const entityType = plan?.kind === 'create' || plan?.kind === 'update' || plan?.kind === 'delete' || plan?.kind === 'setProperty' ? plan.type : undefined;
-  return { inner, contentId, request, responder, body, target, plan, entityType };
+  return { inner, contentId, reference: target.kind === 'reference' ? target.contentId : undefined, path, request, responder, body, target, plan, entityType };
 }
 
 function standsForNoEntity(contentId: string): Error {
   return badRequest(`'$${quote(contentId)}' names an operation that created or changed no entity, so it cannot stand for one.`);
 }
 
-/** Runs every operation inside the transaction `tx`; the first failure is thrown as OperationFailed. */
+/**
+ * Runs every operation inside the transaction `tx`, in document order, except that an operation
+ * that must wait for a later one (a create whose parent a later operation creates, and whatever
+ * refers to it: references.ts) runs as soon as that one has. The answers keep document order.
+ * The first failure is thrown as OperationFailed.
+ */
 async function executeAll(caller: BatchCaller, transaction: SqlExecutor, prepared: readonly PreparedOperation[]): Promise<InnerResponse[]> {
   const tx = new ReadAheadExecutor(transaction);
   // A run before this one (the changeset runs again: WriteOptions.repeatable) answered nothing.
   for (const operation of prepared) operation.responder.clear();
   await readTargetsAhead(caller, tx, prepared);
   const ledger = new ChangesetLedger();
-  const responses: InnerResponse[] = [];
-  for (const operation of prepared) {
+  const view = { model: caller.app.model, ran: (contentId: string) => ledger.ran(contentId), entityOf: (contentId: string) => ledger.entityOf(contentId) };
+  const uriOf = (contentId: string) => {
+    const entity = ledger.entityOf(contentId);
+    if (!entity) throw standsForNoEntity(contentId);
+    return entityUri(caller.serviceRoot, entity.type, entity.id);
+  };
+  const responses: InnerResponse[] = new Array<InnerResponse>(prepared.length);
+
+  /** Runs operation `index` unless it must wait; answers the Content-ID it waits for. */
+  const run = async (index: number): Promise<string | undefined> => {
+    const operation = prepared[index]!;
     try {
-      const outcome = await execute(operation, tx, locate(caller, operation.target, ledger), ledger);
+      const unmet = referencesOf(operation).find((contentId) => !ledger.ran(contentId));
+      if (unmet !== undefined) return unmet;
+      let plan = operation.plan && resolveBodyReferences(operation.plan, uriOf);
+      if (plan) {
+        // A required key sent as 0 takes the parent a later operation links.
+        const readiness = withLaterParents(view, prepared, index, plan);
+        if (readiness.waitFor !== undefined) return readiness.waitFor;
+        plan = readiness.plan;
+      }
+      const outcome = await execute(operation, plan, tx, locate(caller, operation.target, ledger), ledger);
       operation.responder.send(outcome.reply);
-      responses.push(responseOf(operation.responder, operation.contentId));
+      responses[index] = responseOf(operation.responder, operation.contentId);
       if (operation.contentId !== undefined) ledger.recordOutcome(operation.contentId, outcome.entity);
+      return undefined;
     } catch (error) {
       throw new OperationFailed(operation.inner, error);
     }
+  };
+
+  const waiting = new Map<number, string>();
+  for (const index of prepared.keys()) {
+    const waitFor = await run(index);
+    if (waitFor !== undefined) {
+      waiting.set(index, waitFor);
+      continue;
+    }
+    // What waited may run now, in document order, until nothing more can.
+    for (let progress = true; progress; ) {
+      progress = false;
+      for (const [later, awaited] of waiting) {
+        if (!ledger.ran(awaited)) continue;
+        const next = await run(later);
+        if (next === undefined) {
+          waiting.delete(later);
+          progress = true;
+        } else waiting.set(later, next);
+      }
+    }
+  }
+  const [stuck] = waiting;
+  if (stuck !== undefined) {
+    const [index, awaited] = stuck;
+    const operation = prepared[index]!;
+    const who = operation.contentId === undefined ? 'An operation' : `The operation with Content-ID '${quote(operation.contentId)}'`;
+    throw new OperationFailed(operation.inner, badRequest(`${who} needs what Content-ID '${quote(awaited)}' creates, which cannot run before it: the operations of the changeset wait for each other.`));
   }
   return responses;
+}
+
+/** The Content-IDs an operation refers to: its target's `$n` and those of its body. */
+function referencesOf(operation: PreparedOperation): string[] {
+  const body = bodyReferences(operation.plan);
+  return operation.target.kind === 'reference' ? [operation.target.contentId, ...body] : body;
 }
 
 /**
@@ -224,9 +290,8 @@ function locate(caller: BatchCaller, target: OperationTarget, ledger: ChangesetL
   return { path: parseResourcePath(caller.app.model, rawPath), rawPath };
 }
 
-async function execute(operation: PreparedOperation, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
+async function execute(operation: PreparedOperation, plan: WritePlan | undefined, tx: SqlExecutor, { path, rawPath }: Located, ledger: ChangesetLedger): Promise<Outcome> {
   const r = operation.request;
-  const plan = operation.plan;
   switch (path.kind) {
     case 'resource':
       if (!plan) throw new Error('a write of the entity sets without a plan');

@@ -40,6 +40,11 @@ export class ChangesetLedger {
     this.byContentId.set(contentId, entity);
   }
 
+  /** Whether the operation with `contentId` has run. */
+  ran(contentId: string): boolean {
+    return this.byContentId.has(contentId);
+  }
+
   /** The entity behind `$contentId`; undefined when its operation created or changed none. */
   entityOf(contentId: string): EntityRef | undefined {
     return this.byContentId.get(contentId);

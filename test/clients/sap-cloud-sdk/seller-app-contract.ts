@@ -10,6 +10,11 @@ export interface Connection {
   readonly subscriptionToken: string;
   /** The value of the .ASPXAUTH cookie that the login answered. */
   readonly aspxauth: string;
+  /**
+   * False: the destination carries no version header at all, as the SDK sends by itself and as
+   * most users leave it. Otherwise it adds MinDataServiceVersion 2.0.
+   */
+  readonly minDataServiceVersionHeader?: boolean;
 }
 
 /** A product as the generated client read it: Int64 and Decimal as strings, DateTime in milliseconds. */

@@ -17,12 +17,14 @@ import type { ChangesetWrites, Connection, ImageView, NewProduct, ProductView, P
 /**
  * The SDK's "destination": the origin, and the headers every request carries. The service wants the
  * SubscriptionToken and the session cookie on each request; MinDataServiceVersion 2.0 makes it
- * answer collections as {"d":{"results":[…]}}, the only shape this client reads.
+ * answer collections as {"d":{"results":[…]}}, the only shape this client reads. The SDK itself
+ * sends no version header, and without one the service answers 2.0 as well.
  */
 function destinationOf(c: Connection) {
+  const version = c.minDataServiceVersionHeader === false ? {} : { MinDataServiceVersion: '2.0' };
   return {
     url: c.origin,
-    headers: { SubscriptionToken: c.subscriptionToken, Cookie: `.ASPXAUTH=${c.aspxauth}`, MinDataServiceVersion: '2.0' },
+    headers: { SubscriptionToken: c.subscriptionToken, Cookie: `.ASPXAUTH=${c.aspxauth}`, ...version },
   };
 }
 

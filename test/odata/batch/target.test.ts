@@ -47,6 +47,17 @@ test('$n references an earlier Content-ID, with or without a path below it', () 
   assert.deepEqual(resolve('$newProduct/Catalogs'), { reference: 'newProduct', path: '/Catalogs', query: '' });
 });
 
+test('$n is the first segment after the service root in absolute URIs and absolute paths too (the .NET client)', () => {
+  assert.deepEqual(resolve('http://host:8080/publicapi/v1/api.svc/$1/ProductVariations'), { reference: '1', path: '/ProductVariations', query: '' });
+  assert.deepEqual(resolve('https://HOST/PublicApi/v1/api.svc/$3/$links/Product'), { reference: '3', path: '/$links/Product', query: '' });
+  assert.deepEqual(resolve('/publicapi/v1/api.svc/$2'), { reference: '2', path: '', query: '' });
+  assert.deepEqual(resolve('/publicapi/v1/api.svc/$2/ProductImages?$format=json'), { reference: '2', path: '/ProductImages', query: '$format=json' });
+  // Still resources of the root, in every form.
+  assert.deepEqual(resolve('http://host/publicapi/v1/api.svc/$metadata'), { path: '/$metadata', query: '' });
+  assert.deepEqual(resolve('/publicapi/v1/api.svc/$batch'), { path: '/$batch', query: '' });
+  assert.throws(() => resolve('http://host/publicapi/v1/api.svc/$/Products'), ODataError);
+});
+
 test('nothing is percent-decoded', () => {
   assert.deepEqual(resolve("Products(%271%27)?$filter=Title%20eq%20'a+b'"), { path: '/Products(%271%27)', query: "$filter=Title%20eq%20'a+b'" });
   assert.deepEqual(resolve('/publicapi/v1/api.svc/%50roducts'), { path: '/%50roducts', query: '' });
