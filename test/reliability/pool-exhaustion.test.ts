@@ -10,7 +10,9 @@
  *   (`idle in transaction` after `CLOSE`), and every later request waited for the pool.
  * - When every connection is busy, a request waits at most DATABASE_POOL_WAIT_MS and is then
  *   answered 503 with Retry-After and an OData error in its format, never a 500 after 30 s.
- * - 128 clients against a pool of 10 get only 200s and 503s, and the service serves on after.
+ * - 128 clients against a pool of 10 get only 200s and 503s, and the service serves on after;
+ *   with the share per account on (the default) one seller's 128 get 200s and 429s, never a 503,
+ *   and another seller is served meanwhile.
  * - No request holds one pooled connection while it waits for another (a lookup, a session
  *   touch, a count): with a pool of one connection, every kind of request is still served; one
  *   that nested would wait for itself and be answered 503.
@@ -124,12 +126,50 @@ describe('an exhausted pool (pool of 1, DATABASE_POOL_WAIT_MS=300)', postgresOnl
   }
 });
 
+/**
+ * 128 clients of one seller, each sending 6 reads of a 50-product page; the statuses they got.
+ * Every 200 has its 50 products; every other status is one of `others` and carries Retry-After.
+ */
+async function crowd(url: string, seller: Seller, others: readonly number[]): Promise<Record<number, number>> {
+  const CLIENTS = 128;
+  const EACH = 6;
+  const statuses: Record<number, number> = {};
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const get = () =>
+    new Promise<HttpResponse>((resolve, reject) => {
+      const req = http.get(url, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' }, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+    });
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      for (let i = 0; i < EACH; i++) {
+        const res = await get();
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        if (res.status === 200) assert.equal((JSON.parse(res.body).d as unknown[]).length, 50);
+        else {
+          assert.ok(others.includes(res.status), `${res.status}: ${res.body.slice(0, 300)}`);
+          assert.ok(res.headers['retry-after']);
+        }
+      }
+    }),
+  );
+  agent.destroy();
+  return statuses;
+}
+
 describe('128 clients against a pool of 10', () => {
   let live: LiveService;
   let seller: Seller;
   let url: string;
   before(async () => {
-    live = await startLive({ env: { DATABASE_POOL_SIZE: '10', LOG_LEVEL: 'warn' } });
+    // The pool's own limit, with the share per account off: one seller's 128 clients then reach
+    // the pool itself (the next describe has the share on).
+    live = await startLive({ env: { DATABASE_POOL_SIZE: '10', LOG_LEVEL: 'warn', ACCOUNT_MAX_IN_FLIGHT: '0' } });
     seller = await newSeller(live, 'crowd');
     const { app } = live.service;
     await seedCatalogue(app.model, app.store, app.entities, seller.accountId, 60);
@@ -138,39 +178,40 @@ describe('128 clients against a pool of 10', () => {
   after(() => live.service.close());
 
   test('get only 200s and 503s, and the service serves on', async (t) => {
-    const CLIENTS = 128;
-    const EACH = 6;
-    const statuses: Record<number, number> = {};
-    const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-    const get = () =>
-      new Promise<HttpResponse>((resolve, reject) => {
-        const req = http.get(url, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' }, agent }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-          res.on('error', reject);
-        });
-        req.on('error', reject);
-      });
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        for (let i = 0; i < EACH; i++) {
-          const res = await get();
-          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-          if (res.status === 200) assert.equal((JSON.parse(res.body).d as unknown[]).length, 50);
-          else {
-            assert.equal(res.status, 503, res.body.slice(0, 300));
-            assert.ok(res.headers['retry-after']);
-          }
-        }
-      }),
-    );
-    agent.destroy();
-    const total = CLIENTS * EACH;
-    reportFigures('pool-exhaustion', { clients: CLIENTS, pool: 10, requests: total, ok: statuses[200] ?? 0, busy503: statuses[503] ?? 0, busyShare: ((statuses[503] ?? 0) / total).toFixed(3) }, t);
+    const statuses = await crowd(url, seller, [503]);
+    const total = Object.values(statuses).reduce((a, b) => a + b, 0);
+    reportFigures('pool-exhaustion', { clients: 128, pool: 10, requests: total, ok: statuses[200] ?? 0, busy503: statuses[503] ?? 0, busyShare: ((statuses[503] ?? 0) / total).toFixed(3) }, t);
     assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '503'), []);
     const res = await request(url, { headers: { ...seller.auth, ...CONNECTOR_VERSIONS, Accept: 'application/json' } });
     assert.equal(res.status, 200);
+    assert.deepEqual(faults(live), []);
+  });
+});
+
+describe('128 clients of one seller with the share per account on (the default)', () => {
+  let live: LiveService;
+  let seller: Seller;
+  let other: Seller;
+  let url: string;
+  before(async () => {
+    live = await startLive({ env: { DATABASE_POOL_SIZE: '10', LOG_LEVEL: 'warn' } });
+    seller = await newSeller(live, 'crowd');
+    other = await newSeller(live, 'bystander');
+    const { app } = live.service;
+    await seedCatalogue(app.model, app.store, app.entities, seller.accountId, 60);
+    url = await fiftyProductsUrl(live, seller);
+  });
+  after(() => live.service.close());
+
+  test('get 200s and 429s, never a 503: the seller never holds the whole pool, and another seller is served meanwhile', async (t) => {
+    const crowding = crowd(url, seller, [429]);
+    // While the crowd runs, another seller reads: the pool always has connections for it.
+    const bystander = [];
+    for (let i = 0; i < 20; i++) bystander.push((await request(`${live.root}/Products?$top=1`, { headers: { ...other.auth, Accept: 'application/json' } })).status);
+    const statuses = await crowding;
+    reportFigures('pool-share', { clients: 128, pool: 10, ok: statuses[200] ?? 0, refused429: statuses[429] ?? 0, busy503: statuses[503] ?? 0 }, t);
+    assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '429'), []);
+    assert.deepEqual(bystander, Array(20).fill(200));
     assert.deepEqual(faults(live), []);
   });
 });

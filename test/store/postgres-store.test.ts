@@ -130,12 +130,18 @@ describe('the PostgreSQL store', { skip: testEngine !== 'postgres' && 'PostgreSQ
     );
   });
 
-  test('a statement that runs longer than DATABASE_STATEMENT_TIMEOUT_MS is cancelled', async () => {
-    const limited = openStore(database.url, { statementTimeoutMs: 200 });
+  test('a statement that runs longer than its budget is cancelled: a write at DATABASE_STATEMENT_TIMEOUT_MS, a read at READ_STATEMENT_TIMEOUT_MS', async () => {
+    const limited = openStore(database.url, { statementTimeoutMs: 200, readStatementTimeoutMs: 300 });
     try {
-      const started = Date.now();
+      let started = Date.now();
+      await assert.rejects(limited.write(1, (tx) => tx.get(`SELECT pg_sleep(5)`)), { code: '57014' });
+      assert.ok(Date.now() - started < 3000);
+      started = Date.now();
       await assert.rejects(limited.read(1, (tx) => tx.get(`SELECT pg_sleep(5)`)), { code: '57014' });
       assert.ok(Date.now() - started < 3000);
+      // The read's budget ends with its transaction: a write on the same connections has its own.
+      await assert.rejects(limited.write(1, (tx) => tx.get(`SELECT pg_sleep(0.25)`)), { code: '57014' });
+      assert.equal(await limited.write(1, (tx) => tx.get<{ one: number }>(`SELECT 1 AS one FROM pg_sleep(0.1)`)).then((r) => r?.one), 1);
       assert.ok(await limited.read(1, (tx) => tx.get(`SELECT 1 AS one`)), 'the pool still works');
     } finally {
       await limited.close();
