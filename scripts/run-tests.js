@@ -61,6 +61,8 @@ const figuresFile = (engine) => path.join(figuresDir, `figures-${engine}.jsonl`)
 const skipsFile = (engine) => path.join(figuresDir, `skips-${engine}.jsonl`);
 const requireAll = process.env.REQUIRE_ALL === '1';
 
+const testFiles = (n) => `${n} test file${n === 1 ? '' : 's'}`;
+
 /** The skips of a half for missing programs, one line per program with the files it skipped. */
 function printSkips(engine) {
   if (!fs.existsSync(skipsFile(engine))) return 0;
@@ -70,7 +72,7 @@ function printSkips(engine) {
     const key = `${what}: ${howToInstall}`;
     byProgram.set(key, [...(byProgram.get(key) ?? []), file]);
   }
-  console.log(`\n=== ${engine}: skipped for want of a program (${records.length} test files) ===`);
+  console.log(`\n=== ${engine}: skipped for want of a program (${testFiles(records.length)}) ===`);
   for (const [program, skipped] of byProgram) console.log(`needs ${program}\n  skipped: ${skipped.join(', ')}`);
   return records.length;
 }
@@ -90,7 +92,7 @@ function runSuite(engine, env) {
   return new Promise((resolve) => {
     const started = Date.now();
     const what = process.env.TEST_ONLY ? `the files of TEST_ONLY=${process.env.TEST_ONLY}` : unit ? 'the unit tier' : soak ? 'the soak tier' : 'the whole suite';
-    console.log(`\n=== ${engine}: ${what} (${files.length} files) ===\n`);
+    console.log(`\n=== ${engine}: ${what} (${testFiles(files.length)}) ===\n`);
     const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
       stdio: 'inherit',
       env: { ...process.env, ...env, TEST_ENGINE: engine },
@@ -100,7 +102,7 @@ function runSuite(engine, env) {
       printFigures(engine);
       const skipped = printSkips(engine);
       const passed = code === 0 && !signal;
-      console.log(`\n=== ${engine}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s${skipped ? `, ${skipped} test files skipped for want of a program` : ''} ===`);
+      console.log(`\n=== ${engine}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s${skipped ? `, ${testFiles(skipped)} skipped for want of a program` : ''} ===`);
       resolve(passed);
     });
   });
