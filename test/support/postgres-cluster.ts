@@ -82,9 +82,33 @@ export function findEmbeddedPostgresBin(): string | undefined {
   for (const dir of require.resolve.paths(EMBEDDED_PACKAGE) ?? []) {
     const bin = path.join(dir, EMBEDDED_PACKAGE, 'native', 'bin');
     const exe = process.platform === 'win32' ? '.exe' : '';
-    if (isProgram(path.join(bin, `pg_ctl${exe}`)) && isProgram(path.join(bin, `initdb${exe}`))) return bin;
+    if (isProgram(path.join(bin, `pg_ctl${exe}`)) && isProgram(path.join(bin, `initdb${exe}`))) {
+      hydrateLibraryLinks(path.dirname(bin));
+      return bin;
+    }
   }
   return undefined;
+}
+
+/**
+ * The package ships its libraries' version links (libicuuc.so.60 -> libicuuc.so.60.2…) as a list
+ * that its postinstall script makes into links; after `npm ci --ignore-scripts` they are missing
+ * and postgres would not load. Made here when missing (as the package's script does).
+ */
+function hydrateLibraryLinks(native: string): void {
+  const list = path.join(native, 'pg-symlinks.json');
+  if (!fs.existsSync(list)) return;
+  const links = JSON.parse(fs.readFileSync(list, 'utf8')) as { source: string; target: string }[];
+  for (const { source, target } of links) {
+    // Paths in the list start at the package's root ("native/lib/…").
+    const at = path.join(native, '..', target);
+    if (fs.existsSync(at)) continue;
+    try {
+      fs.symlinkSync(path.relative(path.dirname(at), path.join(native, '..', source)), at);
+    } catch {
+      // A read-only install: postgres reports the missing library itself.
+    }
+  }
 }
 
 export function freePort(): Promise<number> {
