@@ -50,7 +50,7 @@ function buildOf() {
 function nodeGyp() {
   if (process.env.npm_config_node_gyp && fs.existsSync(process.env.npm_config_node_gyp)) return [process.execPath, [process.env.npm_config_node_gyp]];
   const npmCli = process.env.npm_execpath || (() => {
-    const which = spawnSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).stdout.trim();
+    const which = (spawnSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).stdout || '').trim();
     return which ? fs.realpathSync(which) : '';
   })();
   if (npmCli) {
@@ -66,16 +66,40 @@ function rebuild(logFile) {
   const out = fs.openSync(logFile, 'w');
   try {
     const result = spawnSync(cmd, [...pre, 'rebuild', '--release', '--jobs', 'max'], { cwd: dir, stdio: ['ignore', out, out] });
-    return result.status === 0 ? null : result.error ? result.error.message : `node-gyp exited with ${result.status}`;
+    if (result.status === 0) return null;
+    return result.error ? result.error.message : whyGypFailed(logFile) ?? `node-gyp exited with ${result.status}`;
   } finally {
     fs.closeSync(out);
   }
+}
+
+/** node-gyp's own words for its failure: the step and its error ("build: `make` failed with exit code: 2"). */
+function whyGypFailed(logFile) {
+  const lines = fs.readFileSync(logFile, 'utf8').split('\n');
+  const step = lines.map((line) => /^gyp ERR! (\w+) error/.exec(line)).find(Boolean);
+  const start = lines.findIndex((line) => /^gyp ERR! stack Error: /.test(line));
+  let detail = '';
+  for (let i = start; start >= 0 && i < lines.length && !/^gyp ERR! stack\s+at /.test(lines[i]); i++) {
+    detail += ` ${lines[i].replace(/^gyp ERR! stack( Error:)?/, '').trim()}`;
+  }
+  detail = detail.trim().replace(/\s+/g, ' ');
+  if (detail.length > 200) detail = `${detail.slice(0, 200)}…`;
+  if (!step && !detail) return null;
+  return [step && `node-gyp ${step[1]}`, detail].filter(Boolean).join(': ');
 }
 
 function main() {
   if (!fs.existsSync(path.join(dir, 'package.json'))) {
     console.log(`${PREFIX} not installed at ${dir}, nothing to do`);
     return 0;
+  }
+  const build = path.join(dir, 'build');
+  const kept = path.join(dir, 'build.kept');
+  const logFile = path.join(dir, 'rebuild.log');
+  // A run that was stopped during its rebuild left the build it had aside: put it back first.
+  if (fs.existsSync(kept)) {
+    fs.rmSync(build, { recursive: true, force: true });
+    fs.renameSync(kept, build);
   }
   const before = buildOf();
   if (rowsInOneCallUpstream && !force) {
@@ -86,12 +110,14 @@ function main() {
     console.log(`${PREFIX} patched build (${path.relative(process.cwd(), dir) || dir}), nothing rebuilt`);
     return 0;
   }
-  const build = path.join(dir, 'build');
-  const kept = path.join(dir, 'build.kept');
-  const logFile = path.join(dir, 'rebuild.log');
-  fs.rmSync(kept, { recursive: true, force: true });
   if (fs.existsSync(build)) fs.renameSync(build, kept);
-  const failure = rebuild(logFile);
+  let failure;
+  try {
+    failure = rebuild(logFile);
+  } catch (error) {
+    // Whatever goes wrong here must not cost the install the build it had.
+    failure = error instanceof Error ? error.message : String(error);
+  }
   const after = failure ? null : buildOf();
   if (!failure && after === 'patched') {
     fs.rmSync(kept, { recursive: true, force: true });

@@ -3,7 +3,8 @@
  * package, with the compiler hidden (CC=false, CXX=false): it must never cost the install its
  * build. A build with the patch is left as it is, without a word of warning; when a rebuild is
  * attempted and cannot run, the build it had is put back, the step succeeds, and it says so in
- * exactly one warning line that names what is lost and how to get it.
+ * exactly one warning line that names what is lost and how to get it; a build that a stopped run
+ * left aside is put back.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,5 +68,17 @@ describe('the better-sqlite3 postinstall step without a compiler', () => {
     assert.equal(patched(dir), wasPatched);
     assert.ok(!fs.existsSync(path.join(dir, 'build.kept')), 'nothing left over');
     assert.ok(fs.existsSync(path.join(dir, 'rebuild.log')), "node-gyp's output is kept in a log");
+  });
+
+  test('a build that a stopped run left aside is put back before anything else', () => {
+    const before = sha256(path.join(dir, ADDON));
+    // As a run stopped during its rebuild leaves it: the build aside, a half-made one in its place.
+    fs.renameSync(path.join(dir, 'build'), path.join(dir, 'build.kept'));
+    fs.mkdirSync(path.join(dir, 'build', 'Release'), { recursive: true });
+    fs.writeFileSync(path.join(dir, ADDON), 'half-made');
+    const { status, lines } = run();
+    assert.equal(status, 0, lines.join('\n'));
+    assert.equal(sha256(path.join(dir, ADDON)), before);
+    assert.ok(!fs.existsSync(path.join(dir, 'build.kept')));
   });
 });
