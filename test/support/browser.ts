@@ -5,8 +5,9 @@
  * opens record what would betray a broken page: script errors, console errors (a CSP violation
  * is one) and dialogs (an injected alert).
  *
- * No npm package brings a Chromium that runs without downloading it from outside the registry,
- * so on a machine without one the browser suites skip, saying so (./requirements.ts).
+ * No npm package brings a Chromium that runs on a machine without one (@sparticuz/chromium, made
+ * for AWS Lambda, needs the NSS libraries that Debian's chromium brings), so on a machine without
+ * one the browser suites skip, saying so (./requirements.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
