@@ -72,7 +72,7 @@ function printSkips(engine) {
     const key = `${what}: ${howToInstall}`;
     byProgram.set(key, [...(byProgram.get(key) ?? []), file]);
   }
-  console.log(`\n=== ${engine}: skipped for want of a program (${testFiles(records.length)}) ===`);
+  console.log(`\n=== ${engine}: tests skipped for want of a program (in ${testFiles(records.length)}) ===`);
   for (const [program, skipped] of byProgram) console.log(`needs ${program}\n  skipped: ${skipped.join(', ')}`);
   return records.length;
 }
@@ -102,7 +102,7 @@ function runSuite(engine, env) {
       printFigures(engine);
       const skipped = printSkips(engine);
       const passed = code === 0 && !signal;
-      console.log(`\n=== ${engine}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s${skipped ? `, ${testFiles(skipped)} skipped for want of a program` : ''} ===`);
+      console.log(`\n=== ${engine}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s${skipped ? `; ${testFiles(skipped)} skipped tests for want of a program` : ''} ===`);
       resolve(passed);
     });
   });
