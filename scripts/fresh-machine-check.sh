@@ -20,7 +20,7 @@
 #   sudo scripts/fresh-machine-check.sh          # FRESH_ONLY=word,word to choose other test files
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-only="${FRESH_ONLY:-console/,store/pooler,deploy/scale-out,operating/postgres-backup,operating/metrics,catalogue/round-trips,auth/login-http,store/postgres-security,store/postgres-store}"
+only="${FRESH_ONLY:-console/,clients/wcf-mono,store/pooler,deploy/scale-out,operating/postgres-backup,operating/metrics,catalogue/round-trips,auth/login-http,store/postgres-security,store/postgres-store}"
 user="${FRESH_USER:-nobody}"
 if [ "$(id -u)" != 0 ]; then
   echo "fresh-machine-check: run it as root (it hides programs in a mount namespace, then runs the suite as $user)" >&2
