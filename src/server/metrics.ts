@@ -11,6 +11,7 @@ import client from 'prom-client';
 import type { Activity, LoginOutcome } from '../auth/activity';
 import type { Model } from '../model/types';
 import type { Store } from '../store/store';
+import { sqliteBuild } from '../store/sqlite/driver-build';
 import { SERVICE_PATH } from '../service/request';
 import type { RequestObserver } from './http';
 
@@ -130,6 +131,14 @@ export class ServiceMetrics implements Activity {
         this.set(store.stats().writeQueueDepth);
       },
     });
+    if (store.engine === 'sqlite') {
+      new client.Gauge({
+        name: 'catalogue_sqlite_build_info',
+        help: 'The better-sqlite3 build this process runs (1 for it): patched (Node 20 with the project\'s patch), upstream (Node 22+, needs none) or unpatched (Node 20 without it: more CPU per row)',
+        labelNames: ['build'] as const,
+        registers: [this.registry],
+      }).set({ build: sqliteBuild() }, 1);
+    }
     new client.Gauge({
       name: 'catalogue_postgres_pool_connections',
       help: 'PostgreSQL pool: connections in use, idle, and callers waiting for one',

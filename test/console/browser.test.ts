@@ -12,13 +12,13 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { fillDemoAccount } from '../../src/cli/platform-commands';
-import { launchBrowser, overflowsSideways, SCREENSHOT_DIR, unlabelledControls, type Browser } from '../support/browser';
+import { browserSkip, launchBrowser, overflowsSideways, SCREENSHOT_DIR, unlabelledControls, type Browser } from '../support/browser';
 import { request } from '../support/http-client';
 import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 
 const PHONE = { width: 390, height: 844 };
 
-describe('seller console in a browser', () => {
+describe('seller console in a browser', { skip: browserSkip() }, () => {
   let live: LiveService;
   let seller: Seller;
   let browser: Browser;

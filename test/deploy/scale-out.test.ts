@@ -12,7 +12,7 @@
  *
  * Bounded: each client stops after 200 operations or when the run ends (about 5 s after the
  * restart). PostgreSQL half only, with its own cluster; skipped, saying what is missing, without
- * pgbouncer or haproxy (CI installs them, and fails instead under REQUIRE_POSTGRES=1).
+ * pgbouncer or haproxy (CI installs them, and fails instead under REQUIRE_ALL=1 or REQUIRE_POSTGRES=1).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +23,7 @@ import { CATALOGUE_BIN, loginAt } from '../support/serve-process';
 import { testEngine } from '../support/test-database';
 import { reportFigures } from '../support/figures';
 import { missingPrograms, startLocalDeployment, type LocalDeployment } from '../../deploy/local';
+import { requireProgram } from '../support/requirements';
 
 const SERVICE = '/publicapi/v1/api.svc';
 const CLIENTS = 64;
@@ -31,13 +32,11 @@ const MAX_OPERATIONS = 200;
 /** Attempts of one operation before the client gives up on it (each a retryable failure). */
 const MAX_ATTEMPTS = 20;
 
-const missing = missingPrograms();
+const missing = testEngine === 'postgres' ? missingPrograms() : [];
 const skip =
   testEngine !== 'postgres'
     ? 'PostgreSQL half only: the deployment runs on PostgreSQL'
-    : missing.length && process.env.REQUIRE_POSTGRES !== '1'
-      ? `needs ${missing.join(', ')} (Debian packages; .ci/run installs them)`
-      : false;
+    : requireProgram(missing.map((m) => m.what).join(' and '), missing.length === 0, missing.map((m) => m.install).join('; '), { postgres: true });
 
 interface Account {
   readonly id: number;

@@ -6,6 +6,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import pg from 'pg';
 import { createAccount, type CreatedAccount } from '../../src/auth/accounts';
 import { systemClock } from '../../src/clock';
@@ -58,6 +59,17 @@ describe('metrics of one process, behind METRICS_TOKEN', { timeout: 120_000 }, (
     seller = { ...created, cookie };
   });
   after(() => serve?.stop());
+
+  test('the start log line and /metrics name the better-sqlite3 build that serves, as its addon says', { skip: testEngine !== 'sqlite' && 'SQLite only' }, async () => {
+    // Asked of the addon file itself: the patch's marker (see src/store/sqlite/driver-build.ts).
+    const addon = require(path.join(path.dirname(require.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')) as { catalogueRowsInOneCall?: boolean };
+    const expected = Number(process.versions.modules) >= 127 ? 'upstream' : addon.catalogueRowsInOneCall === true ? 'patched' : 'unpatched';
+    const started = serve.output().split('\n').filter((line) => line.includes('"msg":"catalogue-service listening"')).map((line) => JSON.parse(line) as { sqliteBuild?: string });
+    assert.deepEqual(started.map((line) => line.sqliteBuild), [expected], serve.output());
+    const metrics = await scrape(serve.origin + '/metrics', TOKEN);
+    assert.equal(metrics.value('catalogue_sqlite_build_info', { build: expected }), 1);
+    assert.equal(metrics.family('catalogue_sqlite_build_info').metrics.length, 1, 'one build');
+  });
 
   test('without the token, or with another one, /metrics is a 401 that asks for a bearer token', async () => {
     const attempts: Record<string, string>[] = [{}, { Authorization: 'Bearer wrong-token-0123456789abcdef' }, { Authorization: `Basic ${TOKEN}` }, { Authorization: `Bearer ${TOKEN}x` }];

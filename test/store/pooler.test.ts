@@ -13,19 +13,18 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { asSeller, login, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { freshDatabase, testEngine } from '../support/test-database';
-import { findPgbouncer, startPgbouncer, type Pgbouncer } from '../support/pgbouncer';
+import { findPgbouncer, PGBOUNCER_INSTALL, startPgbouncer, type Pgbouncer } from '../support/pgbouncer';
+import { requireProgram } from '../support/requirements';
 import { seedCatalogue } from '../support/catalogue-seed';
 import { batchBody, changesetAnswers, changesetPart, client, jsonOperation, postBatch, readBatchAnswer } from '../batch/support';
 import { FETCH_ROWS } from '../../src/store/postgres/executor';
 import { openStore } from '../../src/store/open';
 
-// Under REQUIRE_POSTGRES=1 (CI) a missing pgbouncer fails the suite instead of skipping it.
+// Under REQUIRE_ALL=1 or REQUIRE_POSTGRES=1 (CI) a missing pgbouncer fails the suite instead of skipping it.
 const skip =
   testEngine !== 'postgres'
     ? 'PostgreSQL only: pgbouncer pools PostgreSQL connections'
-    : !findPgbouncer() && process.env.REQUIRE_POSTGRES !== '1'
-      ? 'pgbouncer is not installed (apt-get install pgbouncer; .ci/run does)'
-      : false;
+    : requireProgram('pgbouncer', findPgbouncer(), PGBOUNCER_INSTALL, { postgres: true });
 
 describe('through pgbouncer in transaction pooling mode', { skip }, () => {
   let bouncer: Pgbouncer;

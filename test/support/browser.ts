@@ -1,16 +1,34 @@
 /**
- * A real browser for the console's end-to-end tests: Debian's Chromium, driven by playwright-core
- * (no browser download), headless, as root without the sandbox, with a new empty profile and
- * nothing that reaches the network on its own. Pages it opens record what would betray a broken
- * page: script errors, console errors (a CSP violation is one) and dialogs (an injected alert).
+ * A real browser for the console's end-to-end tests: the machine's Chromium (Debian's package, or
+ * CHROMIUM_PATH), driven by playwright-core (no browser download), headless, as root without the
+ * sandbox, with a new empty profile and nothing that reaches the network on its own. Pages it
+ * opens record what would betray a broken page: script errors, console errors (a CSP violation
+ * is one) and dialogs (an injected alert).
+ *
+ * No npm package brings a Chromium that runs on a machine without one (@sparticuz/chromium, made
+ * for AWS Lambda, needs the NSS libraries that Debian's chromium brings), so on a machine without
+ * one the browser suites skip, saying so (./requirements.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { findProgram, requireProgram } from './requirements';
 import { testEngine } from './test-database';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** CHROMIUM_PATH, or Debian's chromium (or a Chrome) on PATH; undefined when there is none. */
+export const CHROMIUM_PATH: string | undefined = process.env.CHROMIUM_PATH
+  ? findProgram(process.env.CHROMIUM_PATH)
+  : findProgram(['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'], ['/usr/bin']);
+
+/** The skip option of a browser suite: false with a Chromium, else why (or a failure under REQUIRE_ALL=1). */
+export function browserSkip(): string | false {
+  return requireProgram(
+    process.env.CHROMIUM_PATH ? `a Chromium at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : 'Chromium',
+    CHROMIUM_PATH,
+    'apt-get install chromium (Debian), or set CHROMIUM_PATH to a Chromium or Chrome program',
+  );
+}
 
 const FLAGS = [
   '--headless',
@@ -36,9 +54,7 @@ export interface Browser {
 }
 
 export async function launchBrowser(): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM_PATH)) {
-    throw new Error(`No Chromium at ${CHROMIUM_PATH}: install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH.`);
-  }
+  if (!CHROMIUM_PATH) throw new Error('No Chromium: install Debian\'s package (apt-get install -y chromium) or set CHROMIUM_PATH.');
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'console-chromium-'));
   // The profile directory is the --user-data-dir: launchPersistentContext passes it to Chromium.
   const context = await chromium.launchPersistentContext(profile, {

@@ -4,21 +4,23 @@
  * of the server is reachable through it under its own name (the `*` entry), so the per-test
  * databases of ./test-database.ts work through it as they are.
  *
- * pgbouncer refuses to run as root: as root it is started as the `postgres` user, like the cluster.
+ * pgbouncer refuses to run as root: as root it is started as the cluster's user (`postgres`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { APP_ROLE, OWNER_ROLE, freePort } from './postgres-cluster';
+import { APP_ROLE, OWNER_ROLE, freePort, runAsUser } from './postgres-cluster';
+import { findProgram } from './requirements';
 
-/** The pgbouncer program, or undefined when the package is not installed. */
+/** The pgbouncer program (on PATH, or in /usr/sbin where Debian puts it), or undefined. */
 export function findPgbouncer(): string | undefined {
-  for (const candidate of ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer']) if (fs.existsSync(candidate)) return candidate;
-  const onPath = spawnSync('sh', ['-c', 'command -v pgbouncer'], { encoding: 'utf8' }).stdout.trim();
-  return onPath || undefined;
+  return findProgram('pgbouncer', ['/usr/sbin', '/usr/bin']);
 }
+
+/** How to get pgbouncer, for the line a test skips with. */
+export const PGBOUNCER_INSTALL = 'apt-get install pgbouncer (Debian; .ci/run does), brew install pgbouncer (macOS)';
 
 export interface Pgbouncer {
   readonly port: number;
@@ -99,9 +101,10 @@ export async function startPgbouncer(options: PgbouncerOptions): Promise<Pgbounc
   fs.writeFileSync(path.join(dir, 'userlist.txt'), [APP_ROLE, OWNER_ROLE, 'postgres'].map((r) => `"${r}" ""`).join('\n') + '\n');
   const ini = path.join(dir, 'pgbouncer.ini');
   fs.writeFileSync(ini, pgbouncerConfig(dir, port, options));
-  if (isRoot()) spawnSync('chown', ['-R', 'postgres:', dir]);
-  // pgbouncer's own -u switches to the postgres user once it has started.
-  const [cmd, args] = isRoot() ? [program, ['-u', 'postgres', ini]] : [program, [ini]];
+  const user = isRoot() ? runAsUser() : undefined;
+  if (user) spawnSync('chown', ['-R', `${user}:`, dir]);
+  // pgbouncer's own -u switches to that user once it has started.
+  const [cmd, args] = user ? [program, ['-u', user, ini]] : [program, [ini]];
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
