@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import pg from 'pg';
-import { asSeller, newSeller, startLive, tempDatabaseFile, type LiveService, type Seller } from '../support/live-service';
+import { asSeller, CONNECTOR_VERSIONS, newSeller, startLive, tempDatabaseFile, type LiveService, type Seller } from '../support/live-service';
 import { freshDatabase, testEngine, type TestDatabase } from '../support/test-database';
 import { CATALOGUE_BIN } from '../support/serve-process';
 import { fillDemoAccount } from '../../src/cli/platform-commands';
@@ -55,7 +55,8 @@ async function answers(live: LiveService, seller: Seller): Promise<Map<string, s
   }
   await get(`Products?$orderby=Id&$expand=${EXPAND}`, 'application/json');
   await get(`Products?$orderby=Id&$expand=${EXPAND}`, 'application/atom+xml');
-  const orders = JSON.parse((await asSeller(seller, `${live.root}/SalesOrders?$orderby=Id`, { headers: { Accept: 'application/json' } })).body) as { d: { Id: string }[] };
+  // The connector's version headers: its answers are 1.0, `d` the array of orders.
+  const orders = JSON.parse((await asSeller(seller, `${live.root}/SalesOrders?$orderby=Id`, { headers: { Accept: 'application/json', ...CONNECTOR_VERSIONS } })).body) as { d: { Id: string }[] };
   for (const order of orders.d) await get(`GetSalesOrderHistory?salesOrderId=${order.Id}L`, 'application/json');
   return out;
 }
