@@ -13,6 +13,7 @@ import { schemaGaps, type TableDef } from '../schema';
 import { migrateSqlite } from './ddl';
 import { sqliteCodec } from './codec';
 import { sqliteDialect } from './dialect';
+import { BoundedPool } from './bounded-pool';
 import { WorkerReads } from './worker-reads';
 import { BUSY_TIMEOUT_MS, control, isBusy, openExecutor, type ConnectionExecutor } from './connection';
 import { WriterBusyError } from '../errors';
@@ -33,41 +34,14 @@ const MAX_JOBS_PER_COMMIT = 64;
  * demand up to a bound; beyond it, callers wait their turn.
  */
 class ReaderPool {
-  private readonly idle: ConnectionExecutor[] = [];
-  private readonly waiting: ((c: ConnectionExecutor) => void)[] = [];
-  private opened = 0;
-  private readonly connections: Database.Database[] = [];
+  private readonly pool: BoundedPool<{ db: Database.Database; executor: ConnectionExecutor }>;
 
-  constructor(
-    private readonly open: () => { db: Database.Database; executor: ConnectionExecutor },
-    private readonly max: number,
-  ) {}
-
-  private acquire(): Promise<ConnectionExecutor> | ConnectionExecutor {
-    const free = this.idle.pop();
-    if (free) return free;
-    if (this.opened < this.max) {
-      this.opened++;
-      const { db, executor } = this.open();
-      this.connections.push(db);
-      return executor;
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
+  constructor(open: () => { db: Database.Database; executor: ConnectionExecutor }, max: number) {
+    this.pool = new BoundedPool(open, max);
   }
 
-  private release(c: ConnectionExecutor): void {
-    const next = this.waiting.shift();
-    if (next) next(c);
-    else this.idle.push(c);
-  }
-
-  async with<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
-    const c = await this.acquire();
-    try {
-      return await fn(c);
-    } finally {
-      this.release(c);
-    }
+  with<T>(fn: (c: ConnectionExecutor) => Promise<T>): Promise<T> {
+    return this.pool.with((connection) => fn(connection.executor));
   }
 
   /** fn inside one read transaction on one connection. */
@@ -84,7 +58,7 @@ class ReaderPool {
   }
 
   close(): void {
-    for (const db of this.connections) db.close();
+    for (const { db } of this.pool.made) db.close();
   }
 }
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { RunResult, SqlExecutor, SqlValue } from '../store';
 import { StatementBudgetExceeded } from '../errors';
+import { BoundedPool } from './bounded-pool';
 import type { WorkerData, WorkerError, WorkerOp, WorkerReply, WorkerRequest } from './worker-protocol';
 
 /** The main thread's error for one a worker reported: the same name, message and code. */
@@ -110,48 +111,25 @@ class WorkerExecutor implements SqlExecutor {
 }
 
 export class WorkerReads {
-  private readonly idle: ReadWorker[] = [];
-  private readonly waiting: ((worker: ReadWorker) => void)[] = [];
-  private readonly all: ReadWorker[] = [];
+  private readonly workers: BoundedPool<ReadWorker>;
 
-  constructor(
-    private readonly data: WorkerData,
-    private readonly max: number,
-  ) {}
-
-  private acquire(): ReadWorker | Promise<ReadWorker> {
-    const free = this.idle.pop();
-    if (free) return free;
-    if (this.all.length < this.max) {
-      const worker = new ReadWorker(this.data);
-      this.all.push(worker);
-      return worker;
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(worker: ReadWorker): void {
-    const next = this.waiting.shift();
-    if (next) next(worker);
-    else this.idle.push(worker);
+  constructor(data: WorkerData, max: number) {
+    this.workers = new BoundedPool(() => new ReadWorker(data), max);
   }
 
   /** fn inside one read transaction on a worker's connection. */
-  async snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const worker = await this.acquire();
-    try {
+  snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.workers.with(async (worker) => {
       await worker.call('begin');
       try {
         return await fn(new WorkerExecutor(worker));
       } finally {
         await worker.call('end');
       }
-    } finally {
-      this.release(worker);
-    }
+    });
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.all.map((worker) => worker.close()));
+    await Promise.all(this.workers.made.map((worker) => worker.close()));
   }
 }
