@@ -17,6 +17,10 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
   // Read already (nothing calls this twice today): there is nothing more, as for await found.
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // Closed before its body was read (the client hung up while the request waited for its
+  // credentials or its account's turn): 'close' has fired already and will not again, so
+  // waiting for the events below would wait for ever.
+  if (req.destroyed) return Promise.reject(incomplete());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
