@@ -114,9 +114,12 @@ describe('noisy neighbour: one seller cannot stall or crowd out another', { time
   const victimIds: string[] = [];
   /** Every attacker answer's status, by phase. */
   const attackerStatuses = new Map<string, Map<number, number>>();
+  /** The slowest attacker answer of each phase, in ms (each must come within its budgets). */
+  const attackerSlowest = new Map<string, number>();
   const faults: string[] = [];
 
-  const count = (phase: string, answer: Answer, url: string) => {
+  const count = (phase: string, answer: Answer, url: string, ms: number) => {
+    attackerSlowest.set(phase, Math.max(attackerSlowest.get(phase) ?? 0, ms));
     const statuses = attackerStatuses.get(phase) ?? new Map<number, number>();
     attackerStatuses.set(phase, statuses);
     statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
@@ -197,7 +200,9 @@ describe('noisy neighbour: one seller cannot stall or crowd out another', { time
       Array.from({ length: workers }, async () => {
         while (performance.now() < end) {
           const url = `${server.origin}${SERVICE}/${next(sent++)}`;
-          count(phase, await send(attacker.agent, url, attacker.headers), url);
+          const started = performance.now();
+          const answer = await send(attacker.agent, url, attacker.headers);
+          count(phase, answer, url, performance.now() - started);
         }
       }),
     );
@@ -215,8 +220,9 @@ describe('noisy neighbour: one seller cannot stall or crowd out another', { time
     const exports = Promise.all(
       [0, 1].map(async () => {
         const url = `${server.origin}${SERVICE}/Products?$expand=${EXPAND}`;
+        const started = performance.now();
         const answer = await send(attacker.agent, url, attacker.headers);
-        count('exports', answer, url);
+        count('exports', answer, url, performance.now() - started);
         return answer;
       }),
     );
@@ -231,6 +237,7 @@ describe('noisy neighbour: one seller cannot stall or crowd out another', { time
 
     for (const [phase, statuses] of attackerStatuses) {
       figures[`attacker_${phase}`] = [...statuses].sort(([a], [b]) => a - b).map(([status, n]) => `${status}x${n}`).join(' ');
+      figures[`attacker_${phase}_slowest_ms`] = Math.round(attackerSlowest.get(phase) ?? 0);
     }
     reportFigures('noisy-neighbour', figures, t);
     assert.deepEqual(faults, [], 'no 5xx but 503 with Retry-After, no 429 without it, and every victim read answered 200');
@@ -242,6 +249,9 @@ describe('noisy neighbour: one seller cannot stall or crowd out another', { time
       [],
       'an expensive expression is answered 200, or 400 naming a bound, or 429 when the account has too many in flight',
     );
+    // Each expression is answered within its budgets: the wait for its account's turn
+    // (ACCOUNT_QUEUE_WAIT_MS, 10 s by default) and its statement's (READ_STATEMENT_TIMEOUT_MS, 5 s).
+    assert.ok(attackerSlowest.get('expressions')! < 15_000, `the slowest expression took ${attackerSlowest.get('expressions')} ms`);
     const pageStatuses = attackerStatuses.get('pages')!;
     assert.deepEqual([...pageStatuses.keys()].filter((s) => s !== 200 && s !== 429), [], 'page reads are answered, or held to the share with 429');
   });
