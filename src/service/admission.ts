@@ -1,9 +1,10 @@
 /**
  * Admission per account: each seller's requests in this process run at most `maxInFlight` at a
- * time; more wait in a short queue of the account's own, in arrival order, and beyond that queue
- * (or its wait) they are answered 429 with Retry-After. One seller's burst (64 page reads at once,
- * two exports) then takes at most its share of the event loop and of the database pool, and every
- * other seller's request still finds a free slot: nothing another account does makes it wait.
+ * time, and of them at most `maxHeavyInFlight` expensive ones (weightOf); more wait in a short
+ * queue of the account's own, in arrival order, and beyond that queue (or its wait) they are
+ * answered 429 with Retry-After. One seller's burst (64 page reads at once, two exports, a run of
+ * expensive filters) then takes at most its share of the event loop and of the database pool, and
+ * every other seller's request finds slots of its own: it never queues behind another account.
  *
  * Counted per process, with nothing shared: with --workers N or several machines an account gets
  * that share of each process. An in-flight request holds at most one pooled connection at a time
@@ -13,7 +14,6 @@
 import type { AdmissionLimits } from '../config';
 import { ODataError } from '../odata/errors';
 import type { SystemQueryOption } from '../odata/uri/query-options';
-
 
 /** Why a request was not admitted, as /metrics counts it (no account in the label). */
 export type RefusalReason = 'queue_full' | 'queue_timeout';
