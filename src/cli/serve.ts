@@ -3,6 +3,8 @@
  * data and prints how to reach it when the database has no account (unless DEMO_ACCOUNT=false),
  * and shuts down gracefully on SIGTERM/SIGINT.
  */
+import os from 'node:os';
+import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import { startService } from '../server/app';
@@ -16,7 +18,9 @@ export const DEMO_USER = 'demo';
 
 /** The banner a new user copies from: credentials and a curl sequence that works as printed. */
 export function demoBanner(origin: string, password: string, token: string): string {
-  const jar = '/tmp/catalogue-demo-cookies.txt';
+  // In the user's own temporary folder (TMPDIR): another user's file of the same name in /tmp
+  // would make the printed curl fail.
+  const jar = path.join(os.tmpdir(), 'catalogue-demo-cookies.txt');
   return [
     '',
     'No account existed, so a demo account was created (shown only this once):',

@@ -117,7 +117,9 @@ describe('catalogue serve', () => {
       assert.match(banner, /SubscriptionToken: +[0-9a-f-]{36}/);
       const curls = banner.split('\n').filter((l) => l.trim().startsWith('curl '));
       assert.equal(curls.length, 2);
-      fs.rmSync('/tmp/catalogue-demo-cookies.txt', { force: true });
+      // The cookie jar the banner names (in the temporary folder of whoever runs it).
+      const jar = /-c (\S+)/.exec(curls[0]!)![1]!;
+      fs.rmSync(jar, { force: true });
       const loginOut = execFileSync('bash', ['-c', curls[0]!], { encoding: 'utf8' });
       assert.equal(loginOut, '{"d":true}');
       const documentOut = execFileSync('bash', ['-c', curls[1]!], { encoding: 'utf8' });
@@ -126,7 +128,7 @@ describe('catalogue serve', () => {
       // The console URL it prints shows the demonstration data to the printed account.
       const consoleUrl = /^ +(http:\/\/\S+\/console\/)$/m.exec(banner)?.[1];
       assert.equal(consoleUrl, `${served.origin}/console/`);
-      const cookie = /\.ASPXAUTH\s+(\S+)/.exec(fs.readFileSync('/tmp/catalogue-demo-cookies.txt', 'utf8'))![1]!;
+      const cookie = /\.ASPXAUTH\s+(\S+)/.exec(fs.readFileSync(jar, 'utf8'))![1]!;
       const products = await request(`${consoleUrl}products`, { headers: { Cookie: `.ASPXAUTH=${cookie}` } });
       assert.equal(products.status, 200);
       assert.match(products.body, /54 in all/);
