@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { tokensOfAccount } from '../../src/auth/accounts';
 import { fillDemoAccount } from '../../src/cli/platform-commands';
 import { browserSkip, launchBrowser, overflowsSideways, unlabelledControls, type Browser } from '../support/browser';
 import { getCollection, getEntity, mergeEntity } from '../support/live-client';
@@ -165,6 +166,21 @@ describe('seller console for daily work in a browser', { skip: browserSkip() }, 
     assert.equal(product.StockAmount, 6);
   });
 
+  test('keyboard: an edit form is reached with Tab from the skip link and sent with Enter', async () => {
+    await page.goto(url(`/products/${jacketId}/edit`));
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate<string>('document.activeElement.id'), 'main');
+    const focused = () => page.evaluate<string>('document.activeElement.id || document.activeElement.tagName');
+    let presses = 0;
+    while ((await focused()) !== 'field-StockAmount' && presses++ < 20) await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'field-StockAmount', 'the Stock field is reached with Tab');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('8');
+    await Promise.all([page.waitForURL(/saved=1/), page.keyboard.press('Enter')]);
+    assert.equal((await getEntity(live, seller, 'Products', jacketId)).StockAmount, 8);
+  });
+
   test('a catalog: its name and its parent; a cycle is refused at the parent field', async () => {
     const catalogs = await getCollection(live, seller, 'Catalogs');
     const idOf = (name: string) => String(catalogs.find((c) => c.Name === name)!.Id);
@@ -286,6 +302,9 @@ describe('seller console for daily work in a browser', { skip: browserSkip() }, 
     assert.ok(!(await page.content()).includes(seller.token), 'the token itself is never shown again');
     const waiting = (await getCollection(live, seller, 'SalesOrders?$filter=ForeignOrderId eq null')).length;
     assert.match((await page.getByRole('region', { name: 'Order import' }).textContent()) ?? '', new RegExp(`${waiting} orders are waiting for import; the oldest, .+, was created \\d+ (day|hour|minute)`));
+    // The last use is in the token's row too (written after the first request, at most once a minute).
+    const row = (await tokensOfAccount(live.service.app.store, seller.accountId)).find((t) => t.tokenHash.startsWith(fingerprint))!;
+    assert.ok(row.lastUsedAt !== null && row.lastUsedAt <= Date.now(), 'the last use is stored');
     await looked(page, 'integrations');
     phonePages.push(['integrations', '/integrations']);
   });
