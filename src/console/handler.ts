@@ -1,12 +1,14 @@
 /**
  * The seller console at /console/: server-rendered pages over the seller's own data, for the
  * seller logged in with the .ASPXAUTH session of the authentication service (the same session
- * the OData API uses; logging out there ends it here too).
+ * the OData API uses; logging out there ends it here too). Its own login and logout forms
+ * (./login.ts) run the authentication service's login and logout.
  *
  * Every page reads in one snapshot of the seller's account through the API's own read path
- * (./reads.ts); the account comes from the session only, so another seller's ids answer as
- * missing. POSTs need the session's CSRF token and a same-origin browser. Every answer carries
- * the console's security headers (./security.ts).
+ * (./reads.ts); edits and order actions (./posts.ts) write through the API's write path. The
+ * account comes from the session only, so another seller's ids answer as missing. POSTs need
+ * the session's CSRF token and a same-origin browser. Every answer carries the console's
+ * security headers (./security.ts).
  */
 import { createTokenForAccount, revokeTokenOfAccount, tokensOfAccount } from '../auth/accounts';
 import { ODataError } from '../odata/errors';
