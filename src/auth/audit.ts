@@ -1,9 +1,9 @@
 /**
  * The audit trail: one structured log line at info level for each event that changes who may do
  * what (logins and their failures, logouts, tokens issued and revoked, accounts created, changed,
- * disabled, enabled and deleted, an account's data deleted), with the account and where the
- * request came from (the client address, or the command line). A password, token or cookie is
- * never part of one: only what it was used for.
+ * disabled, enabled and deleted, an account's data deleted, a seller's change made in the
+ * console), with the account and where the request came from (the client address, or the
+ * command line). A password, token or cookie is never part of one: only what it was used for.
  */
 import type { Logger } from 'pino';
 
@@ -20,7 +20,9 @@ export type AuditEvent =
   | 'account enabled'
   | 'account deleted'
   | 'account data deleted'
-  | 'database restored';
+  | 'database restored'
+  /** A seller changed catalogue data or an order in the console (which entity, which properties). */
+  | 'console write';
 
 export interface AuditFields {
   readonly accountId?: number;

@@ -373,15 +373,32 @@ export interface TokenRow {
   readonly tokenHash: string;
   readonly createdAt: number;
   readonly revokedAt: number | null;
+  /** When a request last presented it, as recorded (at most a minute behind); null if never. */
+  readonly lastUsedAt: number | null;
+  readonly lastUserAgent: string | null;
 }
 
 /** Every token of one account, newest first (revoked ones too: the list is also their audit). */
 export async function listSubscriptionTokens(db: SqlExecutor, accountId: number): Promise<TokenRow[]> {
-  const rows = await db.all<{ token_hash: string; created_at: unknown; revoked_at: unknown }>(
-    `SELECT token_hash, created_at, revoked_at FROM subscription_tokens WHERE account_id = ? ORDER BY created_at DESC, token_hash`,
+  const rows = await db.all<{ token_hash: string; created_at: unknown; revoked_at: unknown; last_used_at: unknown; last_user_agent: string | null }>(
+    `SELECT token_hash, created_at, revoked_at, last_used_at, last_user_agent FROM subscription_tokens WHERE account_id = ? ORDER BY created_at DESC, token_hash`,
     [accountId],
   );
-  return rows.map((r) => ({ tokenHash: r.token_hash, createdAt: toNumber(r.created_at), revokedAt: toNumberOrNull(r.revoked_at) }));
+  return rows.map((r) => ({
+    tokenHash: r.token_hash,
+    createdAt: toNumber(r.created_at),
+    revokedAt: toNumberOrNull(r.revoked_at),
+    lastUsedAt: toNumberOrNull(r.last_used_at),
+    lastUserAgent: r.last_user_agent ?? null,
+  }));
+}
+
+/** Records a token's last use (a later one only: processes may write out of order). */
+export async function touchSubscriptionToken(tx: SqlExecutor, tokenHash: string, at: number, userAgent: string | null): Promise<void> {
+  await tx.run(
+    `UPDATE subscription_tokens SET last_used_at = ?, last_user_agent = ? WHERE token_hash = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
+    [at, userAgent, tokenHash, at],
+  );
 }
 
 /** Revokes a live token only if it belongs to the account; false otherwise (another's token is "no such token"). */

@@ -179,11 +179,29 @@ export class CatalogueOperations {
     return true;
   }
 
-  private async setStrikeThroughPrice(call: OperationCall, productId: bigint, variationId: bigint | null, price: EdmValue): Promise<void> {
-    const offers = this.type('DiscountOffer');
-    const existing = (await this.entities.findWhere(call.tx, call.accountId, offers, 'ProductId', productId)).find(
+  /**
+   * The strike-through price of a product (variationId null) or of one of its variations, as
+   * ReviseInventoryStatus sets it: the Type 1 DiscountOffer at that level, created or updated
+   * through the same writes as a POST or MERGE of it; null deletes it as a DELETE would. The
+   * console's edits call this (the product and the variation were found in the account before).
+   */
+  async reviseStrikeThroughPrice(tx: SqlExecutor, accountId: number, productId: bigint, variationId: bigint | null, price: EdmValue): Promise<void> {
+    const call = { tx, accountId, args: new Map() as OperationArguments };
+    if (price !== null) return this.setStrikeThroughPrice(call, productId, variationId, price);
+    const existing = await this.strikeThroughOffer(call, productId, variationId);
+    if (existing) await this.writes.delete(tx, accountId, existing.type, entityId(existing.values));
+  }
+
+  /** The Type 1 DiscountOffer of the product (variationId null) or of the variation, if any. */
+  async strikeThroughOffer(call: { readonly tx: SqlExecutor; readonly accountId: number }, productId: bigint, variationId: bigint | null): Promise<EntityRecord | undefined> {
+    return (await this.entities.findWhere(call.tx, call.accountId, this.type('DiscountOffer'), 'ProductId', productId)).find(
       (offer) => (offer.values.ProductVariationId ?? null) === variationId && offer.values.Type === STRIKE_THROUGH_OFFER,
     );
+  }
+
+  private async setStrikeThroughPrice(call: OperationCall, productId: bigint, variationId: bigint | null, price: EdmValue): Promise<void> {
+    const offers = this.type('DiscountOffer');
+    const existing = await this.strikeThroughOffer(call, productId, variationId);
     if (existing) {
       await this.writes.update(call.tx, call.accountId, offers, entityId(existing.values), { values: new Map([['Price', price]]), bindings: noBindings }, 'merge');
       return;

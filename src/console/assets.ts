@@ -1,7 +1,7 @@
 /**
  * The console's only static files, kept in the code so the service serves them from memory with
- * no build step and no file lookup: one style sheet, one small script (login and logout through
- * the authentication service) and an icon. Their URLs carry a hash of their content, so browsers may
+ * no build step and no file lookup: one style sheet, one small script (the placeholder of a picture
+ * that fails to load; login and logout are plain forms) and an icon. Their URLs carry a hash of their content, so browsers may
  * keep them for a year and still see a new version at once.
  */
 import { createHash } from 'node:crypto';
@@ -23,12 +23,12 @@ header.top nav a[aria-current="page"] { color: #fff; border-bottom: 2px solid #f
 header.top form { margin: 0; display: flex; gap: .6em; align-items: center; }
 header.top .who { color: #c9d3e3; }
 main { max-width: 72em; margin: 0 auto; padding: 1em; }
-h1 { font-size: 1.5em; margin: .3em 0 .6em; }
+h1 { font-size: 1.5em; margin: .3em 0 .6em; overflow-wrap: anywhere; }
 h2 { font-size: 1.15em; margin: 1.4em 0 .5em; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(10em, 1fr)); gap: .6em; padding: 0; list-style: none; }
 .cards li { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .6em .8em; overflow-wrap: anywhere; }
 .cards .n { display: block; font-size: 1.4em; font-weight: 700; }
-.table-wrap { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; }
+.table-wrap { position: relative; overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .45em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
 td { overflow-wrap: anywhere; }
@@ -42,11 +42,33 @@ input, select, button { font: inherit; padding: .4em .55em; border: 1px solid #a
 button { background: var(--accent); border-color: var(--accent); color: #fff; cursor: pointer; }
 button.quiet { background: transparent; border-color: #9fb0c9; color: #fff; }
 button.danger { background: var(--bad); border-color: var(--bad); }
-form.stack { display: flex; flex-direction: column; gap: .8em; max-width: 22em; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 1.2em; }
-.thumb { display: inline-flex; align-items: center; justify-content: center; width: 2.6rem; height: 2.6rem; border-radius: 4px; background: linear-gradient(135deg, #dfe6f2, #c5d0e3); color: #44506a; font-size: .7rem; font-weight: 600; letter-spacing: .04em; text-align: center; overflow: hidden; }
+form.stack { display: flex; flex-direction: column; gap: .8em; max-width: 22em; min-width: 0; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 1.2em; }
+.pic { position: relative; display: inline-flex; flex: none; align-items: center; justify-content: center; vertical-align: middle; overflow: hidden; border-radius: 4px; background: linear-gradient(135deg, #dfe6f2, #c5d0e3); color: #44506a; font-size: .7rem; font-weight: 600; text-align: center; }
+.pic.thumb { width: 48px; height: 48px; }
+.pic.gallery { width: 160px; height: 160px; font-size: .85rem; margin-bottom: .3em; }
+.pic-img { position: absolute; inset: 0; width: 100%; height: 100%; object-fit: contain; background: #fff; }
+.pic-missing { display: none; padding: .2em; }
+.pic.failed { background: repeating-linear-gradient(135deg, #f3e3e1, #f3e3e1 6px, #f8efee 6px, #f8efee 12px); color: var(--bad); }
+.pic.failed .pic-img, .pic.failed .pic-kind { display: none; }
+.pic.failed .pic-missing { display: block; }
+.pic.thumb.failed .pic-missing { font-size: .6rem; line-height: 1.1; }
+.field { display: flex; flex-direction: column; gap: .2em; min-width: 0; }
+.field input, .field select { width: 100%; }
+.field label { font-size: .9em; color: var(--muted); }
+.field p { margin: 0; font-size: .9em; overflow-wrap: anywhere; }
+.field.invalid input, .field.invalid select { border-color: var(--bad); border-width: 2px; }
+.field-problem { color: var(--bad); font-weight: 600; }
+.actions { display: flex; flex-wrap: wrap; gap: .5em 1em; align-items: center; margin: .6em 0; }
+.actions form { margin: 0; display: flex; flex-wrap: wrap; gap: .5em; align-items: flex-end; }
+label.inline { display: flex; flex-direction: column; font-size: .9em; color: var(--muted); gap: .2em; }
+section.integration { margin-bottom: 1.4em; }
+section.integration h3 { display: flex; flex-wrap: wrap; gap: .4em; align-items: center; overflow-wrap: anywhere; }
+section.integration dl.facts { margin-bottom: .6em; }
+ul.tracking, ul.results { list-style: none; padding: 0; }
+ul.tracking li { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .2em .8em; margin-bottom: .5em; }
+ul.tracking input { max-width: 100%; }
 .pictures { display: flex; flex-wrap: wrap; gap: .6em; list-style: none; padding: 0; }
-.pictures li { width: 9.5em; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4em; font-size: .85em; overflow-wrap: anywhere; }
-.pictures .thumb { width: 100%; height: 5.5rem; font-size: .85rem; margin-bottom: .3em; }
+.pictures li { width: calc(160px + .8em + 2px); background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .4em; font-size: .85em; overflow-wrap: anywhere; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3em 1em; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .8em; margin: 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
@@ -77,47 +99,26 @@ address { font-style: normal; }
 }
 `;
 
-/** Login and logout go to the authentication service the connectors use, as JSON. */
+/**
+ * The one script: a picture that fails to load shows its placeholder. Everything else works
+ * without it (login and logout are plain forms).
+ */
 const JS = `
 'use strict';
 (function () {
-  function post(path, body) {
-    return fetch(path, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  // A picture that fails to load shows its tile's "not available" (CSS hides the broken image).
+  // Errors before this script ran are found by the check below, later ones by the listener.
+  function pictureFailed(img) {
+    var frame = img.closest('.pic');
+    if (frame) frame.classList.add('failed');
   }
-  var login = document.getElementById('login-form');
-  if (login) {
-    login.addEventListener('submit', function (event) {
-      event.preventDefault();
-      var message = document.getElementById('login-message');
-      var button = login.querySelector('button');
-      button.disabled = true;
-      message.textContent = 'Logging in…';
-      post('/Authentication_JSON_AppService.axd/Login', {
-        userName: login.elements.userName.value,
-        password: login.elements.password.value,
-        createPersistentCookie: false
-      }).then(function (res) {
-        if (res.status === 429) throw new Error('Too many failed logins. Wait a few minutes, then try again.');
-        if (!res.ok) throw new Error('The login service answered ' + res.status + '.');
-        return res.json();
-      }).then(function (answer) {
-        if (answer && answer.d === true) { window.location.assign('/console/'); return; }
-        message.textContent = 'The user name or the password is wrong.';
-        button.disabled = false;
-        login.elements.password.focus();
-      }).catch(function (error) {
-        message.textContent = error.message;
-        button.disabled = false;
-      });
-    });
-  }
-  var logout = document.getElementById('logout-form');
-  if (logout) {
-    logout.addEventListener('submit', function (event) {
-      event.preventDefault();
-      post('/Authentication_JSON_AppService.axd/Logout', {}).then(function () { window.location.assign('/console/login'); });
-    });
-  }
+  document.addEventListener('error', function (event) {
+    var target = event.target;
+    if (target && target.classList && target.classList.contains('pic-img')) pictureFailed(target);
+  }, true);
+  Array.prototype.forEach.call(document.querySelectorAll('img.pic-img'), function (img) {
+    if (img.complete && img.naturalWidth === 0) pictureFailed(img);
+  });
 })();
 `;
 

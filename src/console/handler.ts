@@ -1,24 +1,27 @@
 /**
  * The seller console at /console/: server-rendered pages over the seller's own data, for the
  * seller logged in with the .ASPXAUTH session of the authentication service (the same session
- * the OData API uses; logging out there ends it here too).
+ * the OData API uses; logging out there ends it here too). Its own login and logout forms
+ * (./login.ts) run the authentication service's login and logout.
  *
  * Every page reads in one snapshot of the seller's account through the API's own read path
- * (./reads.ts); the account comes from the session only, so another seller's ids answer as
- * missing. POSTs need the session's CSRF token and a same-origin browser. Every answer carries
- * the console's security headers (./security.ts).
+ * (./reads.ts); edits and order actions (./posts.ts) write through the API's write path. The
+ * account comes from the session only, so another seller's ids answer as missing. POSTs need
+ * the session's CSRF token and a same-origin browser. Every answer carries the console's
+ * security headers (./security.ts).
  */
-import type { ServerResponse } from 'node:http';
-import { createTokenForAccount, revokeTokenOfAccount, tokensOfAccount, userNameOf } from '../auth/accounts';
-import { sessionCookieOf } from '../server/auth-endpoints';
+import { createTokenForAccount, revokeTokenOfAccount, tokensOfAccount } from '../auth/accounts';
 import { ODataError } from '../odata/errors';
-import { readBody } from '../server/body';
 import type { Handler, RequestContext } from '../server/context';
 import { ASSETS } from './assets';
 import type { ConsoleDeps } from './deps';
+import { EDITS } from './edits';
 import { html, type Html } from './html';
-import { barePage, consoleUrl, page, type Section } from './layout';
+import { barePage, consoleUrl, type Section } from './layout';
+import { formLogin, formLogout, loginFormGenuine, loginFormToken } from './login';
 import { catalogsPage } from './pages/catalogs';
+import { editPage } from './pages/edit';
+import { integrationsPage } from './pages/integrations';
 import { loginPage } from './pages/login';
 import { orderPage } from './pages/order';
 import { ordersPage } from './pages/orders';
@@ -26,68 +29,19 @@ import { overviewPage } from './pages/overview';
 import { productPage } from './pages/product';
 import { productsPage } from './pages/products';
 import { tokensPage } from './pages/tokens';
+import { editTarget, ORDER_ACTION, postBulkShipped, postEdit, postOrderAction } from './posts';
 import { readAccount, type ConsoleReads } from './reads';
+import { ENTITY_ID, notFoundPage, problemPage, readForm, redirect, sellerOf, sellerPage, sendHtml, type Seller } from './respond';
 import { comesFromThisOrigin, csrfTokenFor, csrfTokenMatches, SECURITY_HEADERS } from './security';
 
 export { CONSOLE_PATH } from './layout';
 
-/** A console form is a few hidden fields; anything bigger is not one of ours. */
-const MAX_FORM_BYTES = 8 * 1024;
 const TOKEN_HASH = /^[0-9a-f]{64}$/;
-const ENTITY_ID = /^[1-9]\d{0,17}$/;
-
-/** The seller a request acts for. */
-interface Seller {
-  readonly accountId: number;
-  readonly userName: string;
-  readonly cookie: string;
-}
-
-function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
-  const bytes = Buffer.from(body.toString(), 'utf8');
-  res.writeHead(status, {
-    ...SECURITY_HEADERS,
-    'Content-Type': 'text/html; charset=utf-8',
-    'Content-Length': String(bytes.length),
-    // Pages show one seller's data: never kept by a shared cache, nor shown again from history.
-    'Cache-Control': 'no-store',
-    ...headers,
-  });
-  res.end(bytes);
-}
-
-function redirect(res: ServerResponse, location: string): void {
-  res.writeHead(303, { ...SECURITY_HEADERS, Location: location, 'Cache-Control': 'no-store', 'Content-Length': '0' });
-  res.end();
-}
-
-function problemPage(res: ServerResponse, status: number, title: string, message: string, seller?: Seller, headers: Record<string, string> = {}): void {
-  const body = html`<p class="notice error">${message}</p><p><a href="${consoleUrl('/')}">Back to the overview</a></p>`;
-  sendHtml(res, status, seller ? page({ title, section: undefined, userName: seller.userName }, body) : barePage(title, body), headers);
-}
-
-const notFoundPage = (res: ServerResponse, seller: Seller | undefined, what: string) =>
-  problemPage(res, 404, 'Not found', `${what} does not exist in your account.`, seller);
-
-async function sellerOf(ctx: RequestContext, deps: ConsoleDeps): Promise<Seller | undefined> {
-  const cookie = sessionCookieOf(ctx);
-  if (!cookie) return undefined;
-  const accountId = await deps.sessions.accountOfSession(cookie);
-  if (accountId === undefined) return undefined;
-  const userName = await userNameOf(deps.store, accountId);
-  return userName === undefined ? undefined : { accountId, userName, cookie };
-}
-
-async function readForm(ctx: RequestContext): Promise<URLSearchParams> {
-  const type = (ctx.req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') throw new ODataError(415, 'The console takes forms only (application/x-www-form-urlencoded).');
-  return new URLSearchParams((await readBody(ctx.req, MAX_FORM_BYTES)).toString('utf8'));
-}
 
 type PageResult = { readonly title: string; readonly body: Html } | undefined;
 
 /** GET pages by path: each answers its title and body, or undefined when what it names is missing. */
-function pageFor(path: string, params: URLSearchParams, deps: ConsoleDeps): { section: Section; what: string; render: (reads: ConsoleReads) => Promise<PageResult> } | undefined {
+function pageFor(path: string, params: URLSearchParams, deps: ConsoleDeps, cookie: string): { section: Section; what: string; render: (reads: ConsoleReads) => Promise<PageResult> } | undefined {
   const setNames = [...deps.model.typeByName.keys()];
   if (path === '/') return { section: 'overview', what: 'The page', render: async (r) => ({ title: 'Overview', body: await overviewPage(r, setNames) }) };
   if (path === '/products') {
@@ -98,34 +52,51 @@ function pageFor(path: string, params: URLSearchParams, deps: ConsoleDeps): { se
     return { section: 'products', what: `Catalog ${(params.get('catalog') ?? '').slice(0, 40)}`, render };
   }
   if (path === '/catalogs') return { section: 'catalogs', what: 'The page', render: async (r) => ({ title: 'Catalogs', body: await catalogsPage(r) }) };
-  if (path === '/orders') return { section: 'orders', what: 'The page', render: async (r) => ({ title: 'Orders', body: await ordersPage(r, params) }) };
+  if (path === '/orders') return { section: 'orders', what: 'The page', render: async (r) => ({ title: 'Orders', body: await ordersPage(r, params, csrfTokenFor(cookie)) }) };
+  const edit = editTarget(path);
+  if (edit) {
+    const render = (r: ConsoleReads): Promise<PageResult> =>
+      ENTITY_ID.test(edit.idText) ? editPage(r, edit.kind, BigInt(edit.idText), { csrfToken: csrfTokenFor(cookie) }) : Promise.resolve(undefined);
+    return { section: edit.kind === 'catalog' ? 'catalogs' : 'products', what: `${EDITS[edit.kind].what} ${edit.idText.slice(0, 40)}`, render };
+  }
   const entity = /^\/(products|orders)\/([^/]+)$/.exec(path);
   if (entity) {
     const [, kind, idText] = entity as unknown as [string, 'products' | 'orders', string];
     const what = `${kind === 'products' ? 'Product' : 'Order'} ${idText.slice(0, 40)}`;
     const render = (r: ConsoleReads): Promise<PageResult> => {
       if (!ENTITY_ID.test(idText)) return Promise.resolve(undefined);
-      return kind === 'products' ? productPage(r, BigInt(idText)) : orderPage(r, BigInt(idText));
+      return kind === 'products' ? productPage(r, BigInt(idText)) : orderPage(r, BigInt(idText), csrfTokenFor(cookie));
     };
     return { section: kind, what, render };
   }
   return undefined;
 }
 
+/** The line a page shows after a form sent the seller to it (?saved=1, ?unchanged=1). */
+function outcomeNotice(params: URLSearchParams): Html | string {
+  if (params.get('saved') === '1') return html`<p class="notice" role="status">Your changes are saved.</p>`;
+  if (params.get('unchanged') === '1') return html`<p class="notice" role="status">Nothing to save: the values were already these.</p>`;
+  return '';
+}
+
 async function showTokens(ctx: RequestContext, deps: ConsoleDeps, seller: Seller, extra: { created?: string; notice?: string } = {}): Promise<void> {
   const tokens = await tokensOfAccount(deps.store, seller.accountId);
   const body = tokensPage({ tokens, csrfToken: csrfTokenFor(seller.cookie), ...extra });
-  sendHtml(ctx.res, 200, page({ title: 'Tokens', section: 'tokens', userName: seller.userName }, body));
+  sellerPage(ctx.res, 200, seller, 'Tokens', 'tokens', body);
 }
-
 async function post(ctx: RequestContext, deps: ConsoleDeps, seller: Seller, path: string): Promise<void> {
-  if (path !== '/tokens' && path !== '/tokens/revoke') {
+  const edit = editTarget(path);
+  const orderAction = ORDER_ACTION.exec(path);
+  if (path !== '/tokens' && path !== '/tokens/revoke' && path !== '/orders/ship' && !edit && !orderAction) {
     return problemPage(ctx.res, 405, 'Not allowed', 'This address only shows a page; nothing can be sent to it.', seller, { Allow: 'GET, HEAD' });
   }
   const form = await readForm(ctx);
   if (!comesFromThisOrigin(ctx.req) || !csrfTokenMatches(seller.cookie, form.get('csrf') ?? undefined)) {
     return problemPage(ctx.res, 403, 'Refused', 'This form did not come from your console session. Open the page again and repeat what you did.', seller);
   }
+  if (edit) return postEdit(ctx, deps, seller, edit.kind, edit.idText, form);
+  if (orderAction) return postOrderAction(ctx, deps, seller, orderAction, form);
+  if (path === '/orders/ship') return postBulkShipped(ctx, deps, seller, form);
   if (path === '/tokens') {
     const created = await createTokenForAccount(deps.store, deps.clock, seller.accountId);
     return showTokens(ctx, deps, seller, { created });
@@ -134,6 +105,26 @@ async function post(ctx: RequestContext, deps: ConsoleDeps, seller: Seller, path
   const revoked = TOKEN_HASH.test(hash) && (await revokeTokenOfAccount(deps.store, deps.clock, seller.accountId, hash));
   if (!revoked) return notFoundPage(ctx.res, seller, 'That live token');
   redirect(ctx.res, consoleUrl('/tokens?revoked=1'));
+}
+
+/** The login page (GET) and its form (POST): works without scripts, refuses cross-site posts. */
+async function serveLogin(ctx: RequestContext, deps: ConsoleDeps, seller: Seller | undefined, method: string): Promise<void> {
+  const title = 'Seller console login';
+  if (method === 'GET' || method === 'HEAD') {
+    if (seller) return redirect(ctx.res, consoleUrl('/'));
+    const { csrfToken, setCookie } = loginFormToken(deps, ctx);
+    return sendHtml(ctx.res, 200, barePage(title, loginPage({ csrfToken })), setCookie ? { 'Set-Cookie': setCookie } : {});
+  }
+  if (method !== 'POST') return problemPage(ctx.res, 405, 'Not allowed', 'The login page takes GET and its form.', undefined, { Allow: 'GET, HEAD, POST' });
+  const form = await readForm(ctx);
+  if (!comesFromThisOrigin(ctx.req) || !loginFormGenuine(ctx, form)) {
+    const fresh = loginFormToken(deps, ctx);
+    return sendHtml(ctx.res, 403, barePage(title, loginPage({ csrfToken: fresh.csrfToken, message: 'This login form did not come from this console page (or it is too old). Log in again here.' })), fresh.setCookie ? { 'Set-Cookie': fresh.setCookie } : {});
+  }
+  const outcome = await formLogin(deps, ctx, form);
+  if (outcome.kind === 'ok') return redirect(ctx.res, consoleUrl('/'), { 'Set-Cookie': outcome.setCookies });
+  const { csrfToken } = loginFormToken(deps, ctx);
+  sendHtml(ctx.res, outcome.status, barePage(title, loginPage({ csrfToken, userName: outcome.userName, message: outcome.message })), outcome.headers);
 }
 
 async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Promise<void> {
@@ -148,10 +139,15 @@ async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Prom
     return;
   }
   const seller = await sellerOf(ctx, deps);
-  if (rest === '/login') {
-    if (!isRead) return problemPage(ctx.res, 405, 'Not allowed', 'The login form is sent to the authentication service.', undefined, { Allow: 'GET, HEAD' });
-    if (seller) return redirect(ctx.res, consoleUrl('/'));
-    return sendHtml(ctx.res, 200, barePage('Seller console login', loginPage()));
+  if (rest === '/login') return serveLogin(ctx, deps, seller, method);
+  if (rest === '/logout') {
+    if (method !== 'POST') return problemPage(ctx.res, 405, 'Not allowed', 'Log out with the button of a console page.', seller, { Allow: 'POST' });
+    if (!seller) return redirect(ctx.res, consoleUrl('/login'));
+    const form = await readForm(ctx);
+    if (!comesFromThisOrigin(ctx.req) || !csrfTokenMatches(seller.cookie, form.get('csrf') ?? undefined)) {
+      return problemPage(ctx.res, 403, 'Refused', 'This form did not come from your console session. Open the page again and repeat what you did.', seller);
+    }
+    return redirect(ctx.res, consoleUrl('/login'), { 'Set-Cookie': await formLogout(deps, ctx) });
   }
   if (!seller) {
     if (isRead) return redirect(ctx.res, consoleUrl('/login'));
@@ -161,11 +157,16 @@ async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Prom
   if (!isRead) return problemPage(ctx.res, 405, 'Not allowed', `The console does not take ${method.slice(0, 20)} requests.`, seller, { Allow: 'GET, HEAD, POST' });
   const params = new URLSearchParams(ctx.query);
   if (rest === '/tokens') return showTokens(ctx, deps, seller, params.get('revoked') === '1' ? { notice: 'The token is revoked.' } : {});
-  const target = pageFor(rest, params, deps);
+  if (rest === '/integrations') {
+    const tokens = (await tokensOfAccount(deps.store, seller.accountId)).map((token) => ({ token, use: deps.tokenActivity.useOf(token.tokenHash) }));
+    const body = await readAccount(deps, seller.accountId, (r) => integrationsPage(r, tokens, deps.clock.now()));
+    return sellerPage(ctx.res, 200, seller, 'Integrations', 'integrations', body);
+  }
+  const target = pageFor(rest, params, deps, seller.cookie);
   if (!target) return problemPage(ctx.res, 404, 'Not found', 'The console has no page at this address.', seller);
   const result = await readAccount(deps, seller.accountId, target.render);
   if (!result) return notFoundPage(ctx.res, seller, target.what);
-  sendHtml(ctx.res, 200, page({ title: result.title, section: target.section, userName: seller.userName }, result.body));
+  sellerPage(ctx.res, 200, seller, result.title, target.section, html`${outcomeNotice(params)}${result.body}`);
 }
 
 export function consoleHandler(deps: ConsoleDeps): Handler {

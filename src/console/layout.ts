@@ -4,7 +4,7 @@ import { html, type Html } from './html';
 
 export const CONSOLE_PATH = '/console';
 
-export type Section = 'overview' | 'products' | 'catalogs' | 'orders' | 'tokens';
+export type Section = 'overview' | 'products' | 'catalogs' | 'orders' | 'tokens' | 'integrations';
 
 const SECTIONS: readonly (readonly [Section, string, string])[] = [
   ['overview', 'Overview', '/'],
@@ -12,6 +12,7 @@ const SECTIONS: readonly (readonly [Section, string, string])[] = [
   ['catalogs', 'Catalogs', '/catalogs'],
   ['orders', 'Orders', '/orders'],
   ['tokens', 'Tokens', '/tokens'],
+  ['integrations', 'Integrations', '/integrations'],
 ];
 
 export const consoleUrl = (path: string) => CONSOLE_PATH + path;
@@ -31,6 +32,8 @@ export interface PageFrame {
   readonly title: string;
   readonly section: Section | undefined;
   readonly userName: string;
+  /** The session's CSRF token (the logout form carries it). */
+  readonly csrfToken: string;
 }
 
 /** A page of a logged-in seller. */
@@ -45,7 +48,8 @@ ${head(frame.title)}
 <nav aria-label="Sections"><ul>
 ${SECTIONS.map(([key, label, path]) => html`<li><a href="${consoleUrl(path)}"${key === frame.section ? html` aria-current="page"` : ''}>${label}</a></li>`)}
 </ul></nav>
-<form id="logout-form" method="post" action="/Authentication_JSON_AppService.axd/Logout">
+<form id="logout-form" method="post" action="${consoleUrl('/logout')}">
+<input type="hidden" name="csrf" value="${frame.csrfToken}">
 <span class="who">${frame.userName}</span>
 <button type="submit" class="quiet">Log out</button>
 </form>

@@ -1,8 +1,9 @@
 /**
  * What keeps the console from weakening the service:
- * - every answer carries a strict Content-Security-Policy (scripts, styles, images and fetches
- *   from this origin only, no inline script or style, no framing) and the older headers that say
- *   the same to older browsers;
+ * - every answer carries a strict Content-Security-Policy (scripts, styles and fetches from this
+ *   origin only, no inline script or style, no framing; images also from any https address,
+ *   because a seller's pictures live on the seller's own servers) and the older headers that
+ *   say the same to older browsers;
  * - every state-changing request (POST) must carry the CSRF token of its session and, when the
  *   browser says where it comes from (Origin, Sec-Fetch-Site), come from this origin.
  *
@@ -17,7 +18,9 @@ export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  // The seller's pictures: https only (never http, data: or blob:). An image cannot run script,
+  // and each <img> says referrerpolicy="no-referrer".
+  "img-src 'self' https:",
   "connect-src 'self'",
   "form-action 'self'",
   "base-uri 'none'",

@@ -24,6 +24,7 @@ import { HEALTH_PATH, healthHandler } from './health';
 import { CONSOLE_PATH, consoleHandler } from '../console/handler';
 import { startHousekeeping } from './housekeeping';
 import { noActivity } from '../auth/activity';
+import { TokenActivity } from '../auth/token-activity';
 import { AccountAdmission } from '../service/admission';
 import { setUpMetrics } from './metrics-setup';
 import { logTime } from './log-time';
@@ -76,25 +77,27 @@ export async function startService(config: Config, options: StartOptions = {}): 
     clock,
     log,
     activity,
+    tokenActivity: new TokenActivity(store, clock, log),
     admission: new AccountAdmission(config.admission, (reason) => activity.admissionRefused(reason)),
     metadataXml: renderMetadata(model),
     listenHost: () => address,
   };
   let draining = false;
+  const authOptions = {
+    sessions,
+    secureCookies: config.secureCookies,
+    absoluteTimeoutMs: sessions.options.absoluteTimeoutMs,
+    now: () => clock.now(),
+    activity: app.activity,
+    ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
+  };
   const routes: Route[] = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
     { prefix: HEALTH_PATH, handler: healthHandler(store, () => draining) },
-    { prefix: CONSOLE_PATH, handler: consoleHandler(app) },
+    { prefix: CONSOLE_PATH, handler: consoleHandler({ ...app, auth: authOptions }) },
     {
       prefix: '/authentication_json_appservice.axd',
-      handler: authEndpointsHandler({
-        sessions,
-        secureCookies: config.secureCookies,
-        absoluteTimeoutMs: sessions.options.absoluteTimeoutMs,
-        now: () => clock.now(),
-        activity: app.activity,
-        ...(config.publicUrl === undefined ? {} : { publicUrl: config.publicUrl }),
-      }),
+      handler: authEndpointsHandler(authOptions),
     },
   ];
   if (metrics?.route) routes.push(metrics.route);

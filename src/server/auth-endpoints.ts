@@ -107,7 +107,7 @@ function cookieHeader(value: string, options: AuthEndpointOptions, expires?: Dat
   );
 }
 
-interface LoginRequest {
+export interface LoginRequest {
   readonly userName: string;
   readonly password: string;
   readonly persistent: boolean;
@@ -133,36 +133,59 @@ function parseLogin(body: Buffer): LoginRequest {
   return { userName, password, persistent };
 }
 
-async function login(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
-  refuseCrossSite(ctx, options, 'login');
-  requireJsonBody(ctx);
-  const request = parseLogin(await readBody(ctx.req, MAX_LOGIN_BODY_BYTES));
+/** How a login ended: a new session (its Set-Cookie), wrong credentials, or too many failures. */
+export type LoginOutcome =
+  | { readonly kind: 'ok'; readonly accountId: number; readonly setCookie: string }
+  | { readonly kind: 'failed' }
+  | { readonly kind: 'throttled'; readonly retryAfterSeconds: number };
+
+/**
+ * A login with its throttling, metrics and audit line: the JSON endpoint below and the seller
+ * console's form login (src/console/) both run this, each after its own checks of where the
+ * request comes from.
+ */
+export async function logIn(ctx: RequestContext, options: AuthEndpointOptions, request: LoginRequest): Promise<LoginOutcome> {
   const result = await options.sessions.login(request.userName, request.password, ctx.clientAddress);
   const activity = options.activity ?? noActivity;
   if ('throttled' in result) {
     activity.login('throttled');
     audit(ctx, 'login throttled', { userName: request.userName.slice(0, 100) });
-    throw new ODataError(429, 'Too many failed logins. Try again later.', '', { 'Retry-After': String(result.retryAfterSeconds) });
+    return { kind: 'throttled', retryAfterSeconds: result.retryAfterSeconds };
   }
   if (!result.ok) {
     activity.login('failure');
     // The user name as sent stands for the account: the answer (and so this result) does not
     // say whether one exists.
     audit(ctx, 'login failed', { userName: request.userName.slice(0, 100) });
-    return json(ctx, false);
+    return { kind: 'failed' };
   }
   activity.login('success');
   audit(ctx, 'login', { accountId: result.accountId, userName: request.userName });
   const expires = request.persistent ? new Date(options.now() + options.absoluteTimeoutMs) : undefined;
-  json(ctx, true, { 'Set-Cookie': cookieHeader(result.cookieValue, options, expires) });
+  return { kind: 'ok', accountId: result.accountId, setCookie: cookieHeader(result.cookieValue, options, expires) };
+}
+
+/** Ends the request's session (if any), audited; the Set-Cookie that clears the cookie. */
+export async function logOut(ctx: RequestContext, options: AuthEndpointOptions): Promise<string> {
+  const cookie = sessionCookieOf(ctx);
+  const accountId = cookie ? await options.sessions.endSession(cookie) : undefined;
+  if (accountId !== undefined) audit(ctx, 'logout', { accountId });
+  return cookieHeader('', options, new Date(0));
+}
+
+async function login(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
+  refuseCrossSite(ctx, options, 'login');
+  requireJsonBody(ctx);
+  const request = parseLogin(await readBody(ctx.req, MAX_LOGIN_BODY_BYTES));
+  const outcome = await logIn(ctx, options, request);
+  if (outcome.kind === 'throttled') throw new ODataError(429, 'Too many failed logins. Try again later.', '', { 'Retry-After': String(outcome.retryAfterSeconds) });
+  if (outcome.kind === 'failed') return json(ctx, false);
+  json(ctx, true, { 'Set-Cookie': outcome.setCookie });
 }
 
 async function logout(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {
   refuseCrossSite(ctx, options, 'logout');
-  const cookie = sessionCookieOf(ctx);
-  const accountId = cookie ? await options.sessions.endSession(cookie) : undefined;
-  if (accountId !== undefined) audit(ctx, 'logout', { accountId });
-  json(ctx, null, { 'Set-Cookie': cookieHeader('', options, new Date(0)) });
+  json(ctx, null, { 'Set-Cookie': await logOut(ctx, options) });
 }
 
 async function isLoggedIn(ctx: RequestContext, options: AuthEndpointOptions): Promise<void> {

@@ -21,6 +21,7 @@ import type { BatchCredentials } from '../service/batch/request';
 import { weightOf, type Release, type RequestWeight } from '../service/admission';
 import { quote } from '../odata/quote';
 import { CredentialGuard, CredentialsRefused, type Claim } from '../auth/sessions';
+import { isWellFormedSubscriptionToken, subscriptionTokenHash } from '../auth/credentials';
 import type { QueryOptions } from '../odata/uri/query-options';
 import type { VersionHeaders } from '../odata/negotiate';
 import type { BodyStream, Reply, Responder, StreamHead } from '../service/responder';
@@ -68,13 +69,37 @@ function effectiveMethod(ctx: RequestContext): string {
   return verb;
 }
 
+/**
+ * Reports the request to the token's activity (auth/token-activity.ts) once it is answered: a
+ * listener and, at the end, a few counter writes. A request refused before its claim was read
+ * (a bad version header) still counts for the token it presented: its hash is computed then.
+ */
+function watchTokenUse(app: App, ctx: RequestContext): (tokenHash: string) => void {
+  let known: string | undefined;
+  ctx.res.once('finish', () => {
+    const status = ctx.res.statusCode;
+    let tokenHash = known;
+    if (tokenHash === undefined && status >= 400) {
+      const token = headerOf(ctx, 'subscriptiontoken');
+      if (isWellFormedSubscriptionToken(token)) tokenHash = subscriptionTokenHash(token);
+    }
+    if (tokenHash === undefined) return;
+    app.tokenActivity.record(tokenHash, { userAgent: headerOf(ctx, 'user-agent'), status, requestId: ctx.id, method: ctx.req.method ?? '', path: ctx.req.url ?? '' });
+  });
+  return (tokenHash) => {
+    known = tokenHash;
+  };
+}
+
 export function publicApiHandler(app: App): Handler {
   return async (ctx, rest) => {
+    const usedToken = watchTokenUse(app, ctx);
     // Parse: everything that can be judged without knowing the caller.
     const versions = readVersionHeaders((name) => headerOf(ctx, name), app.config.responseVersion);
     const options = parseQueryOptions(ctx.query);
     const method = effectiveMethod(ctx);
     const claim = claimOf(app, ctx);
+    usedToken(claim.tokenHash);
     const weight = weightOf(rest, options.system);
 
     // A request of the entity sets whose session this process has met before goes on its claim:

@@ -6,6 +6,7 @@
 import type { Logger } from 'pino';
 import type { Activity } from '../auth/activity';
 import type { SessionService } from '../auth/sessions';
+import type { TokenActivity } from '../auth/token-activity';
 import type { Clock } from '../clock';
 import type { CatalogueOperations } from '../catalogue/operations';
 import type { CatalogueWrites } from '../catalogue/writes';
@@ -29,6 +30,8 @@ export interface App {
   readonly log: Logger;
   /** Where the layers report logins and $batch sizes (the metrics, when they are on). */
   readonly activity: Activity;
+  /** What each SubscriptionToken did lately (the console's integrations page shows it). */
+  readonly tokenActivity: TokenActivity;
   /** How many requests of each account run at once in this process (./admission.ts). */
   readonly admission: AccountAdmission;
   /** Generated once: the model does not change while the service runs. */

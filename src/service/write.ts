@@ -4,15 +4,16 @@
  * writes. Nothing here parses a body or judges a method: that was done before the transaction.
  * The reply is sent only after COMMIT.
  */
+import type { CatalogueWrites } from '../catalogue/writes';
 import type { EntityTypeDef } from '../model/types';
 import type { Reply } from './responder';
-import { entityId, entityPath, entityUri, etagOf, type EntityRecord } from '../odata/entity';
+import { entityId, entityPath, entityUri, etagOf, type EntityPayload, type EntityRecord } from '../odata/entity';
 import { badRequest, ODataError } from '../odata/errors';
 import { quote } from '../odata/quote';
 import type { SqlExecutor } from '../store/store';
 import { idempotencyKeyOf, once, requestHash } from './idempotency';
 import type { ODataRequest } from './request';
-import { entityReply, noContent, resolve, tagsMatch, type ResourcePath } from './resources';
+import { entityReply, noContent, resolve, tagsMatch, tagsOf, type ResourcePath } from './resources';
 import { idsNeeded, planWrite, type Precondition, type WritePlan } from './write-plan';
 
 /** The entity a write created or changed, for callers that refer to it later ($batch `$n`). */
@@ -25,6 +26,22 @@ export interface WriteOutcome {
 function checkPrecondition(ifMatch: Precondition, record: EntityRecord): void {
   if (ifMatch === undefined || tagsMatch(ifMatch.tags, record.version)) return;
   throw new ODataError(412, `The entity ${entityPath(record.type, entityId(record.values))} has changed: its ETag is ${etagOf(record.version ?? 0n)}, not ${quote(ifMatch.header)}. Read it again and repeat the change.`);
+}
+
+/** The precondition an If-Match value (or the ETag a console form carries) states. */
+export function preconditionOf(header: string): Precondition {
+  return { header, tags: tagsOf(header) };
+}
+
+/**
+ * A MERGE (or PUT) of one entity already read in `tx`: the If-Match check against the stored
+ * version, then the catalogue's update with every rule and follow-up of the set (order history
+ * included). The API's MERGE runs this, and so does the console's edit of an entity: one write
+ * path. Answers the new version.
+ */
+export async function updateRecord(writes: CatalogueWrites, tx: SqlExecutor, accountId: number, record: EntityRecord, payload: EntityPayload, mode: 'replace' | 'merge', ifMatch: Precondition): Promise<bigint> {
+  checkPrecondition(ifMatch, record);
+  return writes.update(tx, accountId, record.type, entityId(record.values), payload, mode, record);
 }
 
 /** Runs a plan of `path` inside the caller's transaction `tx`. */
@@ -58,8 +75,7 @@ export async function writeResource(r: ODataRequest, tx: SqlExecutor, path: Reso
       return { reply: noContent(r, { ETag: etagOf(version) }), entity: { type: record.type, id } };
     }
     case 'update': {
-      checkPrecondition(plan.ifMatch, record);
-      const version = await app.writes.update(tx, accountId, record.type, id, plan.payload, plan.mode, record);
+      const version = await updateRecord(app.writes, tx, accountId, record, plan.payload, plan.mode, plan.ifMatch);
       return { reply: noContent(r, { ETag: etagOf(version) }), entity: { type: record.type, id } };
     }
     case 'delete':

@@ -194,7 +194,16 @@ const serviceTables: readonly TableDef[] = [
   {
     name: 'subscription_tokens',
     tenant: false,
-    columns: [col('token_hash', 'text'), col(ACCOUNT_COLUMN, 'int64'), col('created_at', 'datetime'), col('revoked_at', 'datetime', true)],
+    columns: [
+      col('token_hash', 'text'),
+      col(ACCOUNT_COLUMN, 'int64'),
+      col('created_at', 'datetime'),
+      col('revoked_at', 'datetime', true),
+      // When the token was last used and by which client (its User-Agent), written at most once a
+      // minute per token by each process (auth/token-activity.ts): the seller console shows them.
+      col('last_used_at', 'datetime', true),
+      col('last_user_agent', 'text', true),
+    ],
     primaryKey: ['token_hash'],
     foreignKeys: [{ columns: [ACCOUNT_COLUMN], refTable: 'accounts', refColumns: ['id'], onDelete: 'cascade' }],
     indexes: [{ name: 'subscription_tokens_by_account', columns: [ACCOUNT_COLUMN], unique: false }],

@@ -64,7 +64,7 @@ describe('the schema in SQLite', { skip: testEngine !== 'sqlite' && 'SQLite only
 
   test('credentials are stored as hashes only: no column holds a token or a session value', () => {
     const columns = (table: string) => (raw.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((r) => r.name);
-    assert.deepEqual(columns('subscription_tokens').sort(), ['account_id', 'created_at', 'revoked_at', 'token_hash']);
+    assert.deepEqual(columns('subscription_tokens').sort(), ['account_id', 'created_at', 'last_used_at', 'last_user_agent', 'revoked_at', 'token_hash']);
     assert.deepEqual(columns('sessions').sort(), ['account_id', 'created_at', 'expires_at', 'last_seen_at', 'session_hash']);
     assert.ok(columns('accounts').includes('password_hash'));
     assert.ok(!columns('accounts').includes('password'));

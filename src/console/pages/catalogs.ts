@@ -3,6 +3,7 @@ import type { EntityRecord } from '../../odata/entity';
 import { text } from '../format';
 import { html, type Html } from '../html';
 import { consoleUrl } from '../layout';
+import { editUrl } from './edit';
 import { expandedList, type ConsoleReads } from '../reads';
 
 /** Catalog links may form a cycle (nothing forbids it): a catalog is never drawn inside itself. */
@@ -13,7 +14,7 @@ function branch(catalog: EntityRecord, byId: ReadonlyMap<string, EntityRecord>, 
     .filter((c) => c && !path.has(String(c.values.Id)));
   const inner = new Set(path).add(id);
   const n = counts.get(id) ?? 0;
-  return html`<li><a href="${consoleUrl(`/products?catalog=${id}`)}">${text(catalog.values.Name)}</a> <span class="badge">${n} ${n === 1 ? 'product' : 'products'}</span>${
+  return html`<li><a href="${consoleUrl(`/products?catalog=${id}`)}">${text(catalog.values.Name)}</a> <span class="badge">${n} ${n === 1 ? 'product' : 'products'}</span> <a class="edit-link" href="${editUrl('catalog', id)}">Edit<span class="visually-hidden"> catalog ${text(catalog.values.Name)}</span></a>${
     children.length > 0 ? html`<ul>${children.map((c) => branch(c, byId, counts, inner))}</ul>` : ''
   }</li>`;
 }

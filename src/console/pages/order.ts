@@ -1,5 +1,6 @@
 /** One order: its state, buyer, addresses, items and the order history GetSalesOrderHistory returns. */
-import type { EntityRecord } from '../../odata/entity';
+import { etagOf, type EntityRecord } from '../../odata/entity';
+import { SHIPPING_STATUSES } from '../order-actions';
 import { dateTime, money, text, yesNo } from '../format';
 import { html, type Html } from '../html';
 import { consoleUrl } from '../layout';
@@ -24,7 +25,43 @@ function address(record: EntityRecord | undefined, label: string): Html {
   return html`<address aria-label="${label}">${lines.map((l, i) => html`${i > 0 ? html`<br>` : ''}${l}`)}</address>`;
 }
 
-export async function orderPage(reads: ConsoleReads, id: bigint): Promise<{ title: string; body: Html } | undefined> {
+/** The hidden fields every form of the order page carries: the session's CSRF token and the ETag of what the page shows. */
+function hidden(csrfToken: string, record: EntityRecord): Html {
+  return html`<input type="hidden" name="csrf" value="${csrfToken}"><input type="hidden" name="etag" value="${etagOf(record.version ?? 0n)}">`;
+}
+
+/** Payment and shipping status of the order: the MERGEs a connector sends, one button each. */
+function orderActions(order: EntityRecord, csrfToken: string): Html {
+  const v = order.values;
+  const id = String(v.Id);
+  const status = v.ShippingStatus as number;
+  const statuses = SHIPPING_STATUSES.filter(([n]) => n !== 2 || status === 2);
+  return html`<section aria-labelledby="actions-heading"><h2 id="actions-heading">Payment and shipping</h2>
+<div class="actions">
+<form method="post" action="${consoleUrl(`/orders/${id}/payment`)}">${hidden(csrfToken, order)}
+<input type="hidden" name="paid" value="${v.MarkedAsPayed === true ? '0' : '1'}">
+<button type="submit"${v.MarkedAsPayed === true ? html` class="danger"` : ''}>${v.MarkedAsPayed === true ? 'Mark unpaid' : 'Mark paid'}</button></form>
+<form method="post" action="${consoleUrl(`/orders/${id}/shipping`)}">${hidden(csrfToken, order)}
+<label class="inline">Shipping status <select name="status">${statuses.map(([n, label]) => html`<option value="${n}"${n === status ? html` selected` : ''}>${label}</option>`)}</select></label>
+<button type="submit">Set shipping status</button></form>
+</div></section>`;
+}
+
+/** The carrier and tracking numbers of each item (writable on items only). */
+function trackingForms(order: EntityRecord, items: readonly EntityRecord[], csrfToken: string): Html {
+  if (items.length === 0) return html``;
+  return html`<h2>Tracking</h2><ul class="tracking">${items.map((item) => {
+    const x = item.values;
+    const key = String(x.Id);
+    return html`<li><form class="actions" method="post" action="${consoleUrl(`/orders/${String(order.values.Id)}/items/${key}/tracking`)}">${hidden(csrfToken, item)}
+<span>${text(x.Name)}</span>
+<label class="inline">Carrier <input name="CarrierUsed" value="${x.CarrierUsed === null ? '' : String(x.CarrierUsed)}" aria-label="${`Carrier of ${text(x.Name)}`}"></label>
+<label class="inline">Tracking numbers <input name="TrackingNumbers" value="${x.TrackingNumbers === null ? '' : String(x.TrackingNumbers)}" aria-label="${`Tracking numbers of ${text(x.Name)}`}"></label>
+<button type="submit" aria-label="${`Save tracking of ${text(x.Name)}`}">Save tracking</button></form></li>`;
+  })}</ul>`;
+}
+
+export async function orderPage(reads: ConsoleReads, id: bigint, csrfToken: string): Promise<{ title: string; body: Html } | undefined> {
   const order = await reads.one('SalesOrder', id, 'SalesOrderItems,Buyer,Address,ShippingAddress');
   if (!order) return undefined;
   const history = await reads.orderHistory(id);
@@ -46,6 +83,7 @@ ${facts([
   ['Buyer message', text(v.BuyerCheckoutMessage)],
   ['Last change', dateTime(v.ModificationDate)],
 ])}
+${orderActions(order, csrfToken)}
 <h2>Buyer</h2>
 ${buyer ? facts([['User name', text(buyer.values.BuyerName)], ['E-mail', text(buyer.values.Email)]]) : html`<p class="muted">Unknown.</p>`}
 <h2>Addresses</h2>
@@ -67,6 +105,7 @@ ${items.map((i) => {
 </tr>`;
 })}
 </tbody></table></div>
+${trackingForms(order, items, csrfToken)}
 <h2 id="history-heading">History</h2>
 ${history === '' ? html`<p class="muted">No payment or shipping change yet.</p>` : html`<pre class="history" aria-labelledby="history-heading">${history.replace(/\r\n/g, '\n')}</pre>`}`;
   return { title: `Order ${text(v.PlatformOrderId)}`, body };

@@ -65,7 +65,7 @@ function status(on: unknown, yes: string, no: string, warn = false): Html {
   return on === true ? html`<span class="badge ok">${yes}</span>` : html`<span class="badge${warn ? ' warn' : ''}">${no}</span>`;
 }
 
-export async function ordersPage(reads: ConsoleReads, params: URLSearchParams): Promise<Html> {
+export async function ordersPage(reads: ConsoleReads, params: URLSearchParams, csrfToken: string): Promise<Html> {
   const q = orderQuery(params);
   const filter = orderFilter(q);
   const total = await reads.count('SalesOrder', filter);
@@ -91,12 +91,15 @@ ${select('shipped', 'Shipped', q.shipped, 'Shipped', 'Not shipped')}
 ${filter ? html`<a href="${consoleUrl('/orders')}">Clear filters</a>` : ''}
 </form>
 ${orders.length === 0 ? html`<p class="notice">No order matches these filters.</p>` : html`
+<form id="bulk-form" method="post" action="${consoleUrl('/orders/ship')}">
+<input type="hidden" name="csrf" value="${csrfToken}">
 <div class="table-wrap"><table>
-<thead><tr><th scope="col">Order</th><th scope="col">Created</th><th scope="col" class="hide-narrow">Buyer</th><th scope="col" class="num">Total</th><th scope="col">Paid</th><th scope="col">Shipped</th><th scope="col" class="hide-narrow">Imported</th></tr></thead>
+<thead><tr><th scope="col"><span class="visually-hidden">Select</span></th><th scope="col">Order</th><th scope="col">Created</th><th scope="col" class="hide-narrow">Buyer</th><th scope="col" class="num">Total</th><th scope="col">Paid</th><th scope="col">Shipped</th><th scope="col" class="hide-narrow">Imported</th></tr></thead>
 <tbody>
 ${orders.map((o) => {
   const v = o.values;
   return html`<tr>
+<td><input type="checkbox" name="order" value="${String(v.Id)}" aria-label="${`Select order ${text(v.PlatformOrderId)}`}"></td>
 <td><a href="${consoleUrl(`/orders/${String(v.Id)}`)}">${text(v.PlatformOrderId)}</a></td>
 <td>${dateTime(v.CreationDate)}</td>
 <td class="hide-narrow">${text(expandedOne(o, 'Buyer')?.values.BuyerName)}</td>
@@ -106,6 +109,8 @@ ${orders.map((o) => {
 <td class="hide-narrow">${v.ForeignOrderId === null ? html`<span class="badge warn">waiting</span>` : text(v.ForeignOrderId)}</td>
 </tr>`;
 })}
-</tbody></table></div>`}
+</tbody></table></div>
+<p class="actions"><button type="submit">Mark selected orders shipped</button></p>
+</form>`}
 ${pager(consoleUrl('/orders'), keep, q.page, total)}`;
 }

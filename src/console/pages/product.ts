@@ -4,6 +4,7 @@ import { dateTime, money, text, yesNo } from '../format';
 import { html, type Html } from '../html';
 import { consoleUrl } from '../layout';
 import { expandedList, type ConsoleReads } from '../reads';
+import { editUrl } from './edit';
 import { pictureLinks, pictureList } from './pictures';
 
 const EXPAND = [
@@ -36,7 +37,7 @@ function specificsText(list: readonly EntityRecord[]): string {
 function variationTable(variations: readonly EntityRecord[]): Html {
   return html`<div class="table-wrap"><table>
 <caption class="visually-hidden">Variations</caption>
-<thead><tr><th scope="col">Sku</th><th scope="col">Specifics</th><th scope="col" class="num">Price</th><th scope="col" class="num">Stock</th><th scope="col" class="hide-narrow">EAN</th><th scope="col">Pictures</th></tr></thead>
+<thead><tr><th scope="col">Sku</th><th scope="col">Specifics</th><th scope="col" class="num">Price</th><th scope="col" class="num">Stock</th><th scope="col" class="hide-narrow">EAN</th><th scope="col">Pictures</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>
 ${variations.map((variation) => {
   const v = variation.values;
@@ -48,6 +49,7 @@ ${variations.map((variation) => {
 <td class="num">${text(v.StockAmount)}</td>
 <td class="hide-narrow">${text(v.Ean)}</td>
 <td>${pictureLinks(pictures.map((p) => ({ url: p.values.ImageUrl, caption: `Position ${text(p.values.ImagePosition)}` })))}</td>
+<td><a href="${editUrl('variation', v.Id)}">Edit<span class="visually-hidden"> variation ${text(v.Sku)}</span></a></td>
 </tr>`;
 })}
 </tbody></table></div>`;
@@ -62,7 +64,7 @@ export async function productPage(reads: ConsoleReads, id: bigint): Promise<{ ti
   const listings = expandedList(product, 'Listings');
   const offers = expandedList(product, 'DiscountOffers');
   const body = html`
-<p><a href="${consoleUrl('/products')}">← All products</a></p>
+<p class="actions"><a href="${consoleUrl('/products')}">← All products</a> <a href="${editUrl('product', v.Id)}">Edit price, stock, title…</a></p>
 ${facts([
   ['Id', String(v.Id)],
   ['ForeignId', text(v.ForeignId)],
@@ -83,7 +85,7 @@ ${specifics(expandedList(product, 'ProductSpecifics'))}
 ${variations.length === 0 ? html`<p class="muted">This product has no variations.</p>` : variationTable(variations)}
 <h2>Catalogs</h2>
 ${expandedList(product, 'Catalogs').length === 0 ? html`<p class="muted">In no catalog.</p>` : html`<ul>${expandedList(product, 'Catalogs').map((c) => html`<li>${text(c.values.Name)}</li>`)}</ul>`}
-${offers.length > 0 ? html`<h2>Strike-through prices</h2><ul>${offers.map((o) => html`<li>${money(o.values.Price)} (type ${text(o.values.Type)})</li>`)}</ul>` : ''}
+${offers.length > 0 ? html`<h2>Strike-through prices</h2><ul>${offers.map((o) => html`<li>${money(o.values.Price)} (type ${text(o.values.Type)}${o.values.ProductVariationId !== null ? html`, variation ${text(variations.find((x) => x.values.Id === o.values.ProductVariationId)?.values.Sku)}` : ''})</li>`)}</ul>` : ''}
 <h2>Listings</h2>
 ${listings.length === 0 ? html`<p class="muted">Not listed.</p>` : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">Item</th><th scope="col">Status</th><th scope="col">Started</th><th scope="col" class="num">Price</th><th scope="col" class="num">Sold</th></tr></thead><tbody>
