@@ -13,6 +13,7 @@ import { createTokenForAccount, revokeTokenOfAccount, tokensOfAccount, userNameO
 import { sessionCookieOf } from '../server/auth-endpoints';
 import { ODataError } from '../odata/errors';
 import { readBody } from '../server/body';
+import { sendWhole } from '../server/compression';
 import type { Handler, RequestContext } from '../server/context';
 import { ASSETS } from './assets';
 import type { ConsoleDeps } from './deps';
@@ -45,15 +46,14 @@ interface Seller {
 
 function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string> = {}): void {
   const bytes = Buffer.from(body.toString(), 'utf8');
-  res.writeHead(status, {
+  sendWhole(res, status, {
     ...SECURITY_HEADERS,
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Length': String(bytes.length),
     // Pages show one seller's data: never kept by a shared cache, nor shown again from history.
     'Cache-Control': 'no-store',
     ...headers,
-  });
-  res.end(bytes);
+  }, bytes);
 }
 
 function redirect(res: ServerResponse, location: string): void {
@@ -143,8 +143,7 @@ async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Prom
   const asset = ASSETS.get(rest);
   if (asset) {
     if (!isRead) return problemPage(ctx.res, 405, 'Not allowed', 'Files can only be read.', undefined, { Allow: 'GET, HEAD' });
-    ctx.res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': asset.contentType, 'Content-Length': String(asset.body.length), 'Cache-Control': 'public, max-age=31536000, immutable' });
-    ctx.res.end(asset.body);
+    sendWhole(ctx.res, 200, { ...SECURITY_HEADERS, 'Content-Type': asset.contentType, 'Content-Length': String(asset.body.length), 'Cache-Control': 'public, max-age=31536000, immutable' }, asset.body);
     return;
   }
   const seller = await sellerOf(ctx, deps);
