@@ -5,7 +5,7 @@
  *
  *   node dist/bench/run.js [--engine sqlite|postgres] [--duration 10] [--warmup 3]
  *     [--connections 32] [--products 10000] [--export-runs 3] [--only get-json,export]
- *     [--cpu-prof] [--keep] [--floor] [--calibrate]   (--only export-gzip: the export in gzip)
+ *     [--cpu-prof] [--keep] [--floor] [--calibrate]   (--only export-gzip,export-br: the export compressed)
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -46,8 +46,9 @@ const USAGE = `npm run bench -- [options]
   --connections N            concurrent keep-alive connections (default 32)
   --products N               products in the seeded catalogue (default 10000)
   --export-runs N            full-export repetitions (default 3)
-  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export', 'export-gzip'].join(', ')});
-                             export-gzip is the export asked for with Accept-Encoding: gzip, not run by default
+  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br'].join(', ')});
+                             export-gzip and export-br are the export asked for with Accept-Encoding gzip or br,
+                             not run by default
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
                              functions of each workload's measured window
   --keep                     keep the work directory (databases, server logs)
@@ -85,7 +86,7 @@ function parseArgs(argv: readonly string[]): Options {
   const engine = values.get('engine') ?? 'sqlite';
   if (engine !== 'sqlite' && engine !== 'postgres') throw new BenchSetupError(`--engine must be sqlite or postgres, not '${engine}'`);
   const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean);
-  const known = new Set([...WORKLOADS.map((w) => w.id), 'export', 'export-gzip']);
+  const known = new Set([...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br']);
   for (const id of only ?? []) if (!known.has(id)) throw new BenchSetupError(`--only: unknown workload '${id}' (known: ${[...known].join(', ')})`);
   return {
     engine,
@@ -517,11 +518,12 @@ async function main(): Promise<void> {
       log(`full export of ${db.products.toLocaleString('en-US')} products × ${options.exportRuns}`);
       exported = await bench.export();
     }
-    // Asked for by name only: it adds a service process and three exports to every run.
-    let exportedGzip: ExportResult | undefined;
-    if (options.only?.includes('export-gzip')) {
-      log(`full export of ${db.products.toLocaleString('en-US')} products in gzip × ${options.exportRuns}`);
-      exportedGzip = await bench.export('gzip');
+    // Asked for by name only: each adds a service process and three exports to a run.
+    const compressedExports: ExportResult[] = [];
+    for (const coding of ['gzip', 'br'] as const) {
+      if (!options.only?.includes(`export-${coding}`)) continue;
+      log(`full export of ${db.products.toLocaleString('en-US')} products in ${coding} × ${options.exportRuns}`);
+      compressedExports.push(await bench.export(coding));
     }
     for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
     if (options.calibrate) {
@@ -537,7 +539,7 @@ async function main(): Promise<void> {
     console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
     console.log(formatTable(baseline, rows));
     if (exported) console.log('\n' + formatExport(exported));
-    if (exportedGzip) console.log('\n' + formatExport(exportedGzip) + (exported ? '\n' + formatCompressedExport(exported, exportedGzip) : ''));
+    for (const e of compressedExports) console.log('\n' + formatExport(e) + (exported ? '\n' + formatCompressedExport(exported, e) : ''));
     console.log(`\nTargets (${options.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}; printed, not asserted):`);
     console.log(formatTargets(targets));
     const profiled = [...rows.filter((r) => r.profile).map((r) => [r.title, r.profile!] as const), ...(exported?.profile ? [['full export', exported.profile] as const] : [])];
@@ -569,7 +571,7 @@ async function main(): Promise<void> {
       baselineRuns: bench.baselines,
       workloads: rows,
       export: exported,
-      exportGzip: exportedGzip,
+      compressedExports,
       targets,
       runSeconds: seconds,
     };
@@ -577,7 +579,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(file, JSON.stringify(document, null, 2) + '\n');
     fs.writeFileSync(path.join(RESULTS, `latest-${options.engine}.json`), JSON.stringify(document, null, 2) + '\n');
     console.log(`results: ${path.relative(process.cwd(), file)} (and latest-${options.engine}.json)`);
-    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED' || exportedGzip?.result === 'FAILED';
+    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED' || compressedExports.some((e) => e.result === 'FAILED');
     if (failed) {
       console.log('\nSome workloads FAILED (see the result column): their figures are not valid.');
       process.exitCode = 1;

@@ -78,7 +78,7 @@ export interface Config {
  */
 export interface CompressionConfig {
   readonly enabled: boolean;
-  /** zlib's level, 1 (fastest) to 9 (smallest). */
+  /** zlib's level for gzip and deflate, 1 (fastest) to 9 (smallest); brotli has its own (server/compression.ts). */
   readonly level: number;
   /** Whole answers shorter than this go out uncompressed (streamed answers are always compressed). */
   readonly minBytes: number;
@@ -99,7 +99,7 @@ export const METRICS_TOKEN_MIN_LENGTH = 16;
 export const PLATFORM_TOKEN_MIN_LENGTH = 32;
 
 /** See the README's configuration table for how this level was chosen. */
-export const DEFAULT_COMPRESSION_LEVEL = 6;
+export const DEFAULT_COMPRESSION_LEVEL = 1;
 
 export class ConfigError extends Error {}
 

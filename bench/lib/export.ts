@@ -3,8 +3,8 @@
  * the nine expansions (the connector loads every product so). The client only counts while the
  * answer streams in, so that it never holds the server back: bytes, the start of each product
  * entity, and the document's first and last bytes. (test/query/full-export.test.ts checks every
- * row of the same export.) With `coding` gzip the client asks for a gzip answer, as pyodata, the
- * SAP Cloud SDK and browsers do, and counts the bytes on the wire and, after decoding, the rest.
+ * row of the same export.) With `coding` gzip (or br) the client asks for a compressed answer, as
+ * pyodata, the SAP Cloud SDK and browsers do, and counts the bytes on the wire and, after decoding, the rest.
  */
 import http from 'node:http';
 import zlib from 'node:zlib';
@@ -34,7 +34,7 @@ export interface ExportRun {
   readonly errorBody?: string;
 }
 
-export type ExportCoding = 'identity' | 'gzip';
+export type ExportCoding = 'identity' | 'gzip' | 'br';
 
 export function runExport(origin: string, credentials: Credentials, coding: ExportCoding = 'identity'): Promise<ExportRun> {
   // An entity's __metadata comes first, so this marks the start of each product entity (a
@@ -85,8 +85,8 @@ export function runExport(origin: string, credentials: Credentials, coding: Expo
         });
       };
       res.on('error', reject);
-      if (answered === 'gzip') {
-        const gunzip = res.pipe(zlib.createGunzip());
+      if (answered === 'gzip' || answered === 'br') {
+        const gunzip = res.pipe(answered === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress());
         gunzip.on('data', onBody);
         gunzip.on('end', onEnd);
         gunzip.on('error', reject);

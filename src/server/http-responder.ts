@@ -1,10 +1,9 @@
 /** A Responder that writes to the socket of a node:http response, compressed where negotiated. */
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
-import zlib from 'node:zlib';
 import { odataHeaders, type BodyStream, type Reply, type Responder, type StreamHead } from '../service/responder';
 import type { ProtocolVersion } from '../odata/negotiate';
-import { answerStarted, codingOf, compressor, compressWhole, negotiatedFor, setCompressing, type Coding, type Negotiated } from './compression';
+import { answerStarted, codingOf, compressor, compressWhole, negotiatedFor, setCompressing, syncFlushOf, type Coding, type Compressor, type Negotiated } from './compression';
 
 /**
  * The header lines of a whole answer as the flat list writeHead() takes: the OData headers, the
@@ -127,7 +126,7 @@ export class HttpResponder implements Responder {
     const coding = negotiated ? codingOf(negotiated, head.contentType, undefined) : 'identity';
     if (negotiated) for (const [name, value] of Object.entries(codingHeaders(coding))) res.setHeader(name, value);
     if (coding === 'identity') return this.plainStream();
-    return this.compressedStream(compressor(coding, negotiated!.level));
+    return this.compressedStream(compressor(coding, negotiated!.level), syncFlushOf(coding));
   }
 
   /** The body as written: each piece to the socket. */
@@ -158,7 +157,7 @@ export class HttpResponder implements Responder {
    * back-pressure), so a slow client holds the writer back as it does without compression, and
    * memory stays bounded by those few pieces.
    */
-  private compressedStream(z: zlib.Gzip | zlib.Deflate): BodyStream {
+  private compressedStream(z: Compressor, syncFlush: number): BodyStream {
     const res = this.res;
     // Ends the response when zlib ends; destroys zlib when the client goes away.
     pipeline(z, res, () => {});
@@ -167,7 +166,7 @@ export class HttpResponder implements Responder {
       write: (chunk: Buffer): Promise<void> => {
         if (this.gone) return Promise.reject(goneError());
         waiting.push(new Promise<void>((through) => z.write(chunk, () => through())));
-        z.flush(zlib.constants.Z_SYNC_FLUSH);
+        z.flush(syncFlush);
         if (waiting.length <= PIECES_AHEAD) return Promise.resolve();
         const oldest = waiting.shift()!;
         return this.whenTaken((taken) => {

@@ -71,11 +71,11 @@ export type RequestObserver = () => (path: string, method: string | undefined, s
 
 /**
  * The 406 of a request whose Accept-Encoding refuses every coding the service has, identity too
- * (`identity;q=0` without gzip or deflate). It is answered before anything runs: a write must not
+ * (`identity;q=0` without br, gzip or deflate). It is answered before anything runs: a write must not
  * commit and then find it cannot answer.
  */
 function noAcceptableCoding(compression: CompressionConfig): ODataError {
-  const offered = compression.enabled ? 'gzip, deflate or identity' : 'identity (compression is off)';
+  const offered = compression.enabled ? 'br, gzip, deflate or identity' : 'identity (compression is off)';
   return new ODataError(406, `The request's Accept-Encoding accepts none of the codings the service answers in: ${offered}.`);
 }
 

@@ -22,17 +22,20 @@ describe('Accept-Encoding: the codings a request allows, best first', () => {
   const cases: [string | undefined, readonly string[] | undefined][] = [
     [undefined, undefined],
     ['', ['identity']],
-    ['gzip, deflate, br', ['gzip', 'deflate', 'identity']],
-    ['gzip, compress, deflate, br', ['gzip', 'deflate', 'identity']],
+    ['gzip, deflate', ['gzip', 'deflate', 'identity']],
+    ['gzip, deflate, br', ['br', 'gzip', 'deflate', 'identity']],
+    ['gzip, compress, deflate, br', ['br', 'gzip', 'deflate', 'identity']],
+    ['br;q=0.5, gzip', ['gzip', 'br', 'identity']],
     ['deflate, gzip;q=0.5', ['deflate', 'gzip', 'identity']],
     ['GZIP', ['gzip', 'identity']],
-    ['br', ['identity']],
-    ['*', ['gzip', 'deflate', 'identity']],
+    ['br', ['br', 'identity']],
+    ['compress', ['identity']],
+    ['*', ['br', 'gzip', 'deflate', 'identity']],
     ['gzip;q=0.5, identity', ['identity', 'gzip']],
     ['gzip, identity;q=0', ['gzip']],
     ['identity;q=0', []],
     ['*;q=0', []],
-    ['br, identity;q=0', []],
+    ['compress, identity;q=0', []],
     ['gzip;q=0', ['identity']],
   ];
   for (const [header, expected] of cases) {
@@ -130,6 +133,10 @@ describe('whole answers', () => {
     assert.ok(gzipped.wire.length * 4 < plain.wire.length, `${gzipped.wire.length} bytes compressed of ${plain.wire.length}`);
     assert.equal(zlib.gunzipSync(gzipped.wire).toString('utf8'), body);
 
+    const brotli = await get({ 'Accept-Encoding': 'gzip, deflate, br' });
+    assert.equal(brotli.headers['content-encoding'], 'br');
+    assert.equal(zlib.brotliDecompressSync(brotli.wire).toString('utf8'), body);
+
     const deflated = await get({ 'Accept-Encoding': 'deflate' });
     assert.equal(deflated.headers['content-encoding'], 'deflate');
     assert.equal(zlib.inflateSync(deflated.wire).toString('utf8'), body);
@@ -158,7 +165,8 @@ describe('whole answers', () => {
 
 describe('streamed answers', () => {
   // Without the flush this would wait for ever: the timeout turns that into a failure.
-  test('each piece written is decodable before the stream ends (a sync flush per piece)', { timeout: 10_000 }, async () => {
+  for (const coding of ['gzip', 'br'] as const)
+  test(`${coding}: each piece written is decodable before the stream ends (a flush per piece)`, { timeout: 10_000 }, async () => {
     // The server writes a piece, then waits for the client to have decoded all of it before it
     // writes the next: without a flush per piece zlib would hold the text back and this would hang.
     const pieces = [feedText(50), feedText(80), feedText(30)];
@@ -178,12 +186,12 @@ describe('streamed answers', () => {
       body.end();
     };
     const received = await new Promise<Received>((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/', headers: { 'Accept-Encoding': 'gzip' }, agent: false }, (res) => {
-        assert.equal(res.headers['content-encoding'], 'gzip');
+      const req = http.get({ host: '127.0.0.1', port, path: '/', headers: { 'Accept-Encoding': coding }, agent: false }, (res) => {
+        assert.equal(res.headers['content-encoding'], coding);
         assert.equal(res.headers.vary, 'Accept-Encoding');
         assert.equal(res.headers['content-length'], undefined);
         const chunks: Buffer[] = [];
-        const gunzip = zlib.createGunzip();
+        const gunzip = coding === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress();
         gunzip.on('data', (text: Buffer) => {
           decodedSoFar += text.toString('utf8');
           seen?.();
@@ -197,7 +205,8 @@ describe('streamed answers', () => {
       });
       req.on('error', reject);
     });
-    assert.equal(zlib.gunzipSync(received.wire).toString('utf8'), pieces.join(''));
+    const whole = coding === 'gzip' ? zlib.gunzipSync(received.wire) : zlib.brotliDecompressSync(received.wire);
+    assert.equal(whole.toString('utf8'), pieces.join(''));
   });
 
   test('without Accept-Encoding a stream is written as before: no coding, no Vary', async () => {
