@@ -17,7 +17,7 @@ import { runLoad, type LoadResult, type RequestShape } from './lib/load';
 import { machineBusyMicros, startBaseline, startFloor, startService, type ServerProcess } from './lib/processes';
 import { sqliteFileOf } from '../src/store/open';
 import { findProfile, formatProfile, summariseProfile, type ProfileSummary } from './lib/profile';
-import { evaluateTargets, formatCompressedExport, formatExport, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
+import { evaluateTargets, formatCompressedExport, formatExport, formatFloorComparison, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
 import { baselineRequest, feedEntities, WORKLOADS, type Catalogue, type Workload, type WorkloadContext } from './lib/workloads';
 
 interface Options {
@@ -538,6 +538,8 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
     console.log(formatTable(baseline, rows));
+    const againstFloor = formatFloorComparison(rows);
+    if (againstFloor) console.log('\n' + againstFloor);
     if (exported) console.log('\n' + formatExport(exported));
     for (const e of compressedExports) console.log('\n' + formatExport(e) + (exported ? '\n' + formatCompressedExport(exported, e) : ''));
     console.log(`\nTargets (${options.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}; printed, not asserted):`);
