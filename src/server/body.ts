@@ -98,6 +98,8 @@ function readDecodedBody(req: IncomingMessage, limit: number, coding: Exclude<Re
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
   if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // The client hung up before its body was read: the events that would settle this fired already.
+  if (req.destroyed) return Promise.reject(incomplete());
   const inflater = coding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
