@@ -5,19 +5,19 @@
  *
  *   node dist/bench/run.js [--engine sqlite|postgres] [--duration 10] [--warmup 3]
  *     [--connections 32] [--products 10000] [--export-runs 3] [--only get-json,export]
- *     [--cpu-prof] [--keep]
+ *     [--cpu-prof] [--keep] [--floor] [--calibrate]   (--only export-gzip,export-br: the export compressed)
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { BenchSetupError, postgresDatabase, sqliteDatabase, type BenchDatabase, type Engine } from './lib/database';
-import { runExport } from './lib/export';
+import { runExport, type ExportCoding } from './lib/export';
 import { login, request, SERVICE_PATH, connectorHeaders, type Credentials } from './lib/http';
 import { runLoad, type LoadResult, type RequestShape } from './lib/load';
 import { machineBusyMicros, startBaseline, startFloor, startService, type ServerProcess } from './lib/processes';
 import { sqliteFileOf } from '../src/store/open';
 import { findProfile, formatProfile, summariseProfile, type ProfileSummary } from './lib/profile';
-import { evaluateTargets, formatExport, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
+import { evaluateTargets, formatCompressedExport, formatExport, formatFloorComparison, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
 import { baselineRequest, feedEntities, WORKLOADS, type Catalogue, type Workload, type WorkloadContext } from './lib/workloads';
 
 interface Options {
@@ -46,7 +46,9 @@ const USAGE = `npm run bench -- [options]
   --connections N            concurrent keep-alive connections (default 32)
   --products N               products in the seeded catalogue (default 10000)
   --export-runs N            full-export repetitions (default 3)
-  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export'].join(', ')})
+  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br'].join(', ')});
+                             export-gzip and export-br are the export asked for with Accept-Encoding gzip or br,
+                             not run by default
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
                              functions of each workload's measured window
   --keep                     keep the work directory (databases, server logs)
@@ -84,7 +86,7 @@ function parseArgs(argv: readonly string[]): Options {
   const engine = values.get('engine') ?? 'sqlite';
   if (engine !== 'sqlite' && engine !== 'postgres') throw new BenchSetupError(`--engine must be sqlite or postgres, not '${engine}'`);
   const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean);
-  const known = new Set([...WORKLOADS.map((w) => w.id), 'export']);
+  const known = new Set([...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br']);
   for (const id of only ?? []) if (!known.has(id)) throw new BenchSetupError(`--only: unknown workload '${id}' (known: ${[...known].join(', ')})`);
   return {
     engine,
@@ -344,13 +346,15 @@ class Bench {
     const label = `floor-${w.id}`;
     const title = `floor: ${w.title}`;
     log(title);
-    const floor = await startFloor(label, databaseFile, this.db.account.accountId, path.join(this.workDir, `${label}.log`));
+    const floor = await startFloor(label, databaseFile, this.db.account.accountId, path.join(this.workDir, `${label}.log`), w.writes === true);
     this.live.add(floor);
     try {
       const first = pool[0]!;
-      const ask = (origin: string) => request(origin + first.path, { method: first.method, headers: { ...first.headers } });
+      const ask = (origin: string) => request(origin + first.path, { method: first.method, headers: { ...first.headers }, ...(first.body !== undefined ? { body: first.body } : {}) });
       const [ours, its] = [await ask(service.origin), await ask(floor.origin)];
-      if (its.status !== ours.status || its.body.split(floor.origin).join(service.origin) !== ours.body) {
+      // Two creates cannot share their key or their time of creation: those are set aside.
+      const comparable = (body: string, origin: string) => (w.writes ? sameButKeyAndTime(body.split(origin).join('ORIGIN')) : body.split(origin).join('ORIGIN'));
+      if (its.status !== ours.status || comparable(its.body, floor.origin) !== comparable(ours.body, service.origin) || (its.headers.etag === undefined) !== (ours.headers.etag === undefined)) {
         throw new Error(`the floor's answer differs from the service's: ${its.status} ${its.body.slice(0, 300)}`);
       }
       const m = await this.measure(floor, pool, w.expectStatus, w.verifyBody ? (body) => w.verifyBody!(body) : undefined);
@@ -372,11 +376,13 @@ class Bench {
     return rows;
   }
 
-  async export(): Promise<ExportResult> {
+  /** The full export, `coding` as the client asks for it (gzip: in a service process of its own). */
+  async export(coding: ExportCoding = 'identity'): Promise<ExportResult> {
     const products = this.db.products;
+    const label = coding === 'identity' ? 'export' : `export-${coding}`;
     let window: { from: number; to: number } | undefined;
     try {
-      const value: ExportResult = await this.withService('export', async (service) => {
+      const value: ExportResult = await this.withService(label, async (service) => {
         const credentials = await this.credentials(service);
         const count = await request(`${service.origin}${SERVICE_PATH}/Products/$count`, { headers: connectorHeaders(credentials) });
         if (count.status !== 200 || Number(count.body) !== products) throw new Error(`Products/$count answered ${count.status} ${count.body.slice(0, 200)}, expected ${products}`);
@@ -386,7 +392,7 @@ class Bench {
           const cpuBefore = service.cpuMicros();
           const machineBefore = machineBusyMicros();
           const clientBefore = process.cpuUsage();
-          const r = await runExport(service.origin, credentials);
+          const r = await runExport(service.origin, credentials, coding);
           const cpuSeconds = (service.cpuMicros() - cpuBefore) / 1e6;
           const client = process.cpuUsage(clientBefore);
           const clientSeconds = (client.user + client.system) / 1e6;
@@ -397,6 +403,7 @@ class Bench {
             seconds: r.seconds,
             firstByteSeconds: r.firstByteSeconds,
             megabytes: r.bytes / 1e6,
+            wireMegabytes: r.wireBytes / 1e6,
             megabytesPerSecond: r.bytes / 1e6 / r.seconds,
             productEntities: r.productEntities,
             cpuSeconds,
@@ -404,7 +411,7 @@ class Bench {
             otherCores,
           });
           log(
-            `export run ${i + 1}: ${r.seconds.toFixed(2)} s, ${(r.bytes / 1e6).toFixed(0)} MB, server CPU ${cpuSeconds.toFixed(2)} s, ` +
+            `${label} run ${i + 1}: ${r.seconds.toFixed(2)} s, ${(r.bytes / 1e6).toFixed(0)} MB${coding === 'identity' ? '' : ` (${(r.wireBytes / 1e6).toFixed(1)} MB in ${coding})`}, server CPU ${cpuSeconds.toFixed(2)} s, ` +
               `client CPU ${(clientSeconds / r.seconds).toFixed(2)} cores, other processes ${otherCores.toFixed(2)} cores, peak RSS so far ${mib(service.peakRss()).toFixed(0)} MB`,
           );
         }
@@ -412,24 +419,33 @@ class Bench {
         const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
         return {
           result: 'ok',
+          coding,
           products,
           runs,
           bestSeconds: best.seconds,
           bestMegabytesPerSecond: best.megabytesPerSecond,
           megabytes: best.megabytes,
+          wireMegabytes: best.wireMegabytes,
           peakRssMb: mib(service.peakRss()),
         } satisfies ExportResult;
       });
-      const profile = this.profileOf('export', window);
+      const profile = this.profileOf(label, window);
       return profile ? { ...value, profile } : value;
     } catch (error) {
-      return { result: 'FAILED', note: (error as Error).message, products, runs: [] };
+      return { result: 'FAILED', note: (error as Error).message, coding, products, runs: [] };
     }
   }
 
   async stopAll(): Promise<void> {
     await Promise.all([...this.live].map((p) => p.stop()));
   }
+}
+
+/** A created entity's answer without what differs between two creates: its key and its times. */
+function sameButKeyAndTime(body: string): string {
+  const id = /"Id":"(\d+)"/.exec(body)?.[1];
+  const keyless = id === undefined ? body : body.split(`(${id}L)`).join('(KEY)').split(`"Id":"${id}"`).join('"Id":"KEY"');
+  return keyless.replace(/\\\/Date\(\d+\)\\\//g, 'DATE');
 }
 
 function extractMessage(body: string): string {
@@ -502,6 +518,13 @@ async function main(): Promise<void> {
       log(`full export of ${db.products.toLocaleString('en-US')} products × ${options.exportRuns}`);
       exported = await bench.export();
     }
+    // Asked for by name only: each adds a service process and three exports to a run.
+    const compressedExports: ExportResult[] = [];
+    for (const coding of ['gzip', 'br'] as const) {
+      if (!options.only?.includes(`export-${coding}`)) continue;
+      log(`full export of ${db.products.toLocaleString('en-US')} products in ${coding} × ${options.exportRuns}`);
+      compressedExports.push(await bench.export(coding));
+    }
     for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
     if (options.calibrate) {
       if (bench.baselines.length === 0) await bench.baseline('the calibration');
@@ -515,7 +538,10 @@ async function main(): Promise<void> {
     const seconds = (performance.now() - started) / 1000;
     console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
     console.log(formatTable(baseline, rows));
+    const againstFloor = formatFloorComparison(rows);
+    if (againstFloor) console.log('\n' + againstFloor);
     if (exported) console.log('\n' + formatExport(exported));
+    for (const e of compressedExports) console.log('\n' + formatExport(e) + (exported ? '\n' + formatCompressedExport(exported, e) : ''));
     console.log(`\nTargets (${options.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}; printed, not asserted):`);
     console.log(formatTargets(targets));
     const profiled = [...rows.filter((r) => r.profile).map((r) => [r.title, r.profile!] as const), ...(exported?.profile ? [['full export', exported.profile] as const] : [])];
@@ -547,6 +573,7 @@ async function main(): Promise<void> {
       baselineRuns: bench.baselines,
       workloads: rows,
       export: exported,
+      compressedExports,
       targets,
       runSeconds: seconds,
     };
@@ -554,7 +581,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(file, JSON.stringify(document, null, 2) + '\n');
     fs.writeFileSync(path.join(RESULTS, `latest-${options.engine}.json`), JSON.stringify(document, null, 2) + '\n');
     console.log(`results: ${path.relative(process.cwd(), file)} (and latest-${options.engine}.json)`);
-    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED';
+    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED' || compressedExports.some((e) => e.result === 'FAILED');
     if (failed) {
       console.log('\nSome workloads FAILED (see the result column): their figures are not valid.');
       process.exitCode = 1;

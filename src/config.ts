@@ -66,8 +66,22 @@ export interface Config {
   readonly metrics: MetricsConfig;
   /** Requests of one account at once per process, and its queue (service/admission.ts). */
   readonly admission: AdmissionLimits;
+  /** Compression of answers (server/compression.ts). */
+  readonly compression: CompressionConfig;
   /** How often the service removes expired sessions, stale throttle rows and old idempotency keys. */
   readonly housekeepingIntervalMs: number;
+}
+
+/**
+ * Response compression: on by default for clients that send Accept-Encoding; off behind a proxy
+ * that compresses itself. Request bodies sent with Content-Encoding are decoded either way.
+ */
+export interface CompressionConfig {
+  readonly enabled: boolean;
+  /** zlib's level for gzip and deflate, 1 (fastest) to 9 (smallest); brotli has its own (server/compression.ts). */
+  readonly level: number;
+  /** Whole answers shorter than this go out uncompressed (streamed answers are always compressed). */
+  readonly minBytes: number;
 }
 
 /** GET /metrics: off unless a token or a port of its own is configured. */
@@ -83,6 +97,9 @@ export const METRICS_TOKEN_MIN_LENGTH = 16;
 
 /** A platform credential must be long enough that it cannot be guessed. */
 export const PLATFORM_TOKEN_MIN_LENGTH = 32;
+
+/** See the README's configuration table for how this level was chosen. */
+export const DEFAULT_COMPRESSION_LEVEL = 1;
 
 export class ConfigError extends Error {}
 
@@ -185,6 +202,11 @@ export function loadConfig(env: Env = process.env): Config {
       port: env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65535),
     },
     admission: admissionLimits(env, isPostgresUrl(databaseUrl) ? poolSize : undefined),
+    compression: {
+      enabled: flag(env, 'COMPRESSION', true),
+      level: integer(env, 'COMPRESSION_LEVEL', DEFAULT_COMPRESSION_LEVEL, 1, 9),
+      minBytes: integer(env, 'COMPRESSION_MIN_BYTES', 1024, 0, 1024 ** 3),
+    },
     housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
     limits: {
       maxBodyBytes,

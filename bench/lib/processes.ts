@@ -16,6 +16,7 @@ const ROOT = path.join(__dirname, '..', '..', '..');
 export const CATALOGUE_BIN = path.join(ROOT, 'bin', 'catalogue.js');
 export const BASELINE_SERVER = path.join(__dirname, 'baseline-server.js');
 export const FLOOR_SERVER = path.join(__dirname, 'floor-server.js');
+export const WRITE_FLOOR_SERVER = path.join(__dirname, 'write-floor-server.js');
 
 export interface ServerProcess {
   readonly label: string;
@@ -132,6 +133,7 @@ export function startBaseline(logFile: string, workMicros = 0): Promise<ServerPr
 }
 
 /** The floor (floor-server.ts) over an SQLite file the service has used, for one account. */
-export function startFloor(label: string, databaseFile: string, accountId: number, logFile: string): Promise<ServerProcess> {
-  return startProcess(label, [FLOOR_SERVER], { DATABASE_FILE: databaseFile, ACCOUNT_ID: String(accountId) }, logFile);
+/** The read floor (floor-server.ts), or with `writes` the write floor (write-floor-server.ts). */
+export function startFloor(label: string, databaseFile: string, accountId: number, logFile: string, writes = false): Promise<ServerProcess> {
+  return startProcess(label, [writes ? WRITE_FLOOR_SERVER : FLOOR_SERVER], { DATABASE_FILE: databaseFile, ACCOUNT_ID: String(accountId) }, logFile);
 }

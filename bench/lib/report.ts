@@ -41,11 +41,15 @@ export interface Row {
 export interface ExportResult {
   readonly result: RowResult;
   readonly note?: string;
+  /** What the client asked for: identity (the shop connector) or gzip (Accept-Encoding: gzip). */
+  readonly coding?: string;
   readonly products: number;
   readonly runs: readonly {
     seconds: number;
     firstByteSeconds: number;
     megabytes: number;
+    /** The body's bytes on the wire (compressed when coding is gzip). */
+    wireMegabytes: number;
     megabytesPerSecond: number;
     productEntities: number;
     /** The server's CPU time for this export. */
@@ -58,6 +62,7 @@ export interface ExportResult {
   readonly bestSeconds?: number;
   readonly bestMegabytesPerSecond?: number;
   readonly megabytes?: number;
+  readonly wireMegabytes?: number;
   /** VmHWM of the export process after all runs (MiB). */
   readonly peakRssMb?: number;
   readonly profile?: ProfileSummary;
@@ -140,11 +145,44 @@ export function formatExport(e: ExportResult): string {
   if (e.result !== 'ok') return `full export of ${fmt(e.products)} products: ${e.result}${e.note ? `: ${e.note}` : ''}`;
   const runs = e.runs.map((r) => `${r.seconds.toFixed(2)} s`).join(', ');
   return (
-    `full export of ${fmt(e.products)} products (9 expansions, JSON, ${fmt(e.megabytes)} MB): runs ${runs}; ` +
+    `full export of ${fmt(e.products)} products (9 expansions, JSON, ${fmt(e.megabytes)} MB${e.coding && e.coding !== 'identity' ? `, ${fmt(e.wireMegabytes, 1)} MB in ${e.coding}` : ''}): runs ${runs}; ` +
     `best ${fmt(e.bestSeconds, 2)} s, ${fmt(e.bestMegabytesPerSecond)} MB/s; first byte after ${fmt(e.runs[0]?.firstByteSeconds, 3)} s; ` +
     `server CPU ${fmt(Math.min(...e.runs.map((r) => r.cpuSeconds)), 2)} s per export (least); other processes used ${fmt(Math.min(...e.runs.map((r) => r.otherCores)), 2)}–${fmt(Math.max(...e.runs.map((r) => r.otherCores)), 2)} cores; ` +
     `peak RSS ${fmt(e.peakRssMb)} MB`
   );
+}
+
+/**
+ * Each workload against its floor (--floor): the service's CPU per request over the floor's, and
+ * the floor's share of its entities/s where it has them (issue 39: GET by key and durable POST and
+ * MERGE within 1.3x of the floor's CPU per request, the 50-row filter at >= 90% of its entities/s).
+ */
+export function formatFloorComparison(rows: readonly Row[]): string {
+  const lines: string[] = [];
+  for (const floor of rows.filter((r) => r.id.startsWith('floor-') && r.result === 'ok')) {
+    const service = rows.find((r) => r.id === floor.id.slice('floor-'.length) && r.result === 'ok');
+    if (!service?.cpuMicrosPerRequest || !floor.cpuMicrosPerRequest) continue;
+    const entities = service.entitiesPerSecond !== undefined && floor.entitiesPerSecond ? `, ${fmt((service.entitiesPerSecond / floor.entitiesPerSecond) * 100)}% of its entities/s` : '';
+    lines.push(`  ${service.title}: ${fmt(service.cpuMicrosPerRequest / floor.cpuMicrosPerRequest, 2)}× the floor's CPU per request (${fmt(service.cpuMicrosPerRequest)} against ${fmt(floor.cpuMicrosPerRequest)} µs)${entities}`);
+  }
+  return lines.length ? ['Against the floor:', ...lines].join('\n') : '';
+}
+
+/**
+ * The compressed export against the identity one (issue 39's figures): at least 8× fewer bytes,
+ * the best wall time within 1.3× of the identity export's, peak RSS within 150 MB.
+ */
+export function formatCompressedExport(identity: ExportResult, compressed: ExportResult): string {
+  if (identity.result !== 'ok' || compressed.result !== 'ok') return 'compressed export against identity: not both measured';
+  const fewer = identity.megabytes! / compressed.wireMegabytes!;
+  const slower = compressed.bestSeconds! / identity.bestSeconds!;
+  const line = (name: string, measured: string, goal: string, met: boolean) => `  ${met ? 'met    ' : 'NOT MET'} ${name}: ${measured} (goal ${goal})`;
+  return [
+    `compressed export (${compressed.coding}) against identity:`,
+    line('bytes', `${fmt(fewer, 1)}× fewer`, '≥ 8× fewer', fewer >= 8),
+    line('wall time', `${fmt(slower, 2)}× (best ${fmt(compressed.bestSeconds, 2)} s against ${fmt(identity.bestSeconds, 2)} s)`, '≤ 1.3×', slower <= 1.3),
+    line('peak RSS', `${fmt(compressed.peakRssMb)} MB (identity ${fmt(identity.peakRssMb)} MB)`, '≤ 150 MB', compressed.peakRssMb! <= 150),
+  ].join('\n');
 }
 
 /**

@@ -29,7 +29,7 @@ export interface Workload {
   readonly entitiesPerRequest?: number;
   /** Changes the catalogue (runs after the export, which on PostgreSQL shares the database). */
   readonly writes?: boolean;
-  /** The floor server (floor-server.ts) answers it too, for `--floor`. */
+  /** The floor answers it too, for `--floor`: floor-server.ts for reads, write-floor-server.ts for writes. */
   readonly floor?: boolean;
   /** A part of the service still being built elsewhere: a 501 makes the row "not available". */
   readonly mayBeUnavailable?: boolean;
@@ -142,6 +142,7 @@ function productBody(n: number): string {
 const postProduct: Workload = {
   id: 'post-json',
   writes: true,
+  floor: true,
   title: 'POST Products JSON (durable)',
   expectStatus: 201,
   request: (ctx, n) => ({ method: 'POST', path: `${SERVICE_PATH}/Products`, headers: connectorHeaders(ctx.credentials), body: productBody(n) }),
@@ -154,6 +155,7 @@ const postProduct: Workload = {
 const mergeVariation: Workload = {
   id: 'merge-variation',
   writes: true,
+  floor: true,
   title: 'MERGE ProductVariations(id) StockAmount',
   expectStatus: 204,
   request: (ctx, n) => ({

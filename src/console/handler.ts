@@ -12,6 +12,7 @@
  */
 import { createTokenForAccount, revokeTokenOfAccount, tokensOfAccount } from '../auth/accounts';
 import { ODataError } from '../odata/errors';
+import { sendWhole } from '../server/compression';
 import type { Handler, RequestContext } from '../server/context';
 import { ASSETS } from './assets';
 import type { ConsoleDeps } from './deps';
@@ -134,8 +135,7 @@ async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Prom
   const asset = ASSETS.get(rest);
   if (asset) {
     if (!isRead) return problemPage(ctx.res, 405, 'Not allowed', 'Files can only be read.', undefined, { Allow: 'GET, HEAD' });
-    ctx.res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': asset.contentType, 'Content-Length': String(asset.body.length), 'Cache-Control': 'public, max-age=31536000, immutable' });
-    ctx.res.end(asset.body);
+    sendWhole(ctx.res, 200, { ...SECURITY_HEADERS, 'Content-Type': asset.contentType, 'Content-Length': String(asset.body.length), 'Cache-Control': 'public, max-age=31536000, immutable' }, asset.body);
     return;
   }
   const seller = await sellerOf(ctx, deps);

@@ -2,6 +2,7 @@
  * How the console answers: pages with its security headers and no caching, redirects after a
  * form, problem pages; and what every request needs first (the seller of its session, its form).
  */
+import { sendWhole } from '../server/compression';
 import type { ServerResponse } from 'node:http';
 import { userNameOf } from '../auth/accounts';
 import { ODataError } from '../odata/errors';
@@ -26,15 +27,15 @@ export interface Seller {
 
 export function sendHtml(res: ServerResponse, status: number, body: Html, headers: Record<string, string | string[]> = {}): void {
   const bytes = Buffer.from(body.toString(), 'utf8');
-  res.writeHead(status, {
+  // Compressed as the request's Accept-Encoding asks, like every answer of the service.
+  sendWhole(res, status, {
     ...SECURITY_HEADERS,
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Length': String(bytes.length),
     // Pages show one seller's data: never kept by a shared cache, nor shown again from history.
     'Cache-Control': 'no-store',
     ...headers,
-  });
-  res.end(bytes);
+  }, bytes);
 }
 
 export function redirect(res: ServerResponse, location: string, headers: Record<string, string | string[]> = {}): void {

@@ -105,7 +105,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   if (config.platformToken !== undefined) {
     routes.push({ prefix: PLATFORM_PATH, handler: platformApiHandler(app, new PlatformIntake(catalogue), config.platformToken) });
   }
-  const server = createHttpServer(routes, config.limits, log, metrics?.observe);
+  const server = createHttpServer(routes, config.limits, log, metrics?.observe, config.compression);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -6,13 +6,14 @@
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import type { Limits } from '../config';
+import type { CompressionConfig, Limits } from '../config';
 import { ODataError, notFound, renderError, type ErrorFormat } from '../odata/errors';
 import { errorFormatOf } from '../odata/negotiate';
 import type { Handler, RequestContext } from './context';
 import { sendError } from './respond';
 import { answerableError } from '../service/error-reply';
 import { quote } from '../odata/quote';
+import { answerStarted, negotiateCoding } from './compression';
 
 export interface Route {
   /** Lower-case path prefix, matched case-insensitively. */
@@ -68,7 +69,17 @@ function matchRoute(routes: readonly Route[], path: string): { route: Route; res
 /** Told when each request starts; what it returns is told how the request ended (the metrics). */
 export type RequestObserver = () => (path: string, method: string | undefined, status: number | 'aborted', seconds: number) => void;
 
-export function createRequestListener(routes: readonly Route[], limits: Limits, log: Logger, observe?: RequestObserver) {
+/**
+ * The 406 of a request whose Accept-Encoding refuses every coding the service has, identity too
+ * (`identity;q=0` without br, gzip or deflate). It is answered before anything runs: a write must not
+ * commit and then find it cannot answer.
+ */
+function noAcceptableCoding(compression: CompressionConfig): ODataError {
+  const offered = compression.enabled ? 'br, gzip, deflate or identity' : 'identity (compression is off)';
+  return new ODataError(406, `The request's Accept-Encoding accepts none of the codings the service answers in: ${offered}.`);
+}
+
+export function createRequestListener(routes: readonly Route[], limits: Limits, log: Logger, observe?: RequestObserver, compression?: CompressionConfig) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const started = performance.now();
     const ended = observe?.();
@@ -90,7 +101,7 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
     const ctx: RequestContext = { id, req, res, path, query, clientAddress: req.socket.remoteAddress ?? '', log };
     const fail = (error: unknown) => {
       if (!answerableError(error)) log.error({ reqId: id, err: error }, 'request failed');
-      if (res.headersSent) {
+      if (answerStarted(res)) {
         // A streamed answer that fails half-way cannot change its status: cut it off, so the
         // client sees a broken response rather than a complete-looking partial one.
         res.destroy();
@@ -99,6 +110,7 @@ export function createRequestListener(routes: readonly Route[], limits: Limits, 
       sendError(res, error, errorFormatFor(req.headers.accept, query), id);
     };
     try {
+      if (compression !== undefined && !negotiateCoding(req, res, compression)) throw noAcceptableCoding(compression);
       if (Buffer.byteLength(url) > limits.maxUrlBytes) {
         throw new ODataError(414, `The request URL is longer than the limit of ${limits.maxUrlBytes} bytes.`);
       }
@@ -161,10 +173,11 @@ function answerClientError(error: Error & { code?: string; rawPacket?: Buffer },
   );
 }
 
-export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger, observe?: RequestObserver): http.Server {
+/** `compression`: answers negotiated by Accept-Encoding (server/compression.ts); identity only without it. */
+export function createHttpServer(routes: readonly Route[], limits: Limits, log: Logger, observe?: RequestObserver, compression?: CompressionConfig): http.Server {
   // The request each connection is reading, so that a timeout in its body answers in its format.
   const reading = new WeakMap<Socket, IncomingMessage>();
-  const listener = createRequestListener(routes, limits, log, observe);
+  const listener = createRequestListener(routes, limits, log, observe, compression);
   const server = http.createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
