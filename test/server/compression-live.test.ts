@@ -200,7 +200,9 @@ test('the console: its pages and files are compressed for a browser that asks, a
     assert.equal(gz.headers['content-encoding'], 'gzip', path);
     assert.equal(gz.headers.vary, 'Accept-Encoding');
     assert.equal(gz.headers['content-security-policy'], plain.headers['content-security-policy']);
-    assert.ok(zlib.gunzipSync(gz.body).equals(plain.body), path);
+    // The login form carries a fresh token of its own in every answer: compared without it.
+    const withoutToken = (body: Buffer) => body.toString('utf8').replace(/name="csrf" value="[^"]*"/, 'name="csrf" value=""');
+    assert.equal(withoutToken(zlib.gunzipSync(gz.body)), withoutToken(plain.body), path);
   }
 });
 
