@@ -47,6 +47,9 @@ test('the document needs the credentials $metadata needs, and is served as JSON'
   const validation = await new Validator().validate(doc);
   assert.equal(validation.valid, true, JSON.stringify(validation.errors)?.slice(0, 1000));
   assert.equal((await asSeller(seller, live.origin + OPENAPI_PATH, { method: 'POST' })).status, 405);
+  const head = await asSeller(seller, live.origin + OPENAPI_PATH, { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.equal(head.body, '');
   client = new OpenApiClient(doc, live.origin, { SubscriptionToken: seller.token, SessionCookie: seller.cookie });
 });
 
