@@ -138,7 +138,7 @@ function selectParameter(t: EntityTypeDef): JsonObject {
 }
 
 function expandParameter(t: EntityTypeDef): JsonObject {
-  return listParameter('$expand', 'Expand related entities (paths such as A/B are taken too)', t.navigations.map((n) => n.name));
+  return listParameter('$expand', 'Expand related entities', t.navigations.map((n) => n.name));
 }
 
 function listParameter(name: string, description: string, values: readonly string[]): JsonObject {

@@ -83,6 +83,15 @@ test('every entity set read as the document describes it: collection, entity by 
     const id = String(rows[0]!.Id);
     firstIds.set(path.slice(1), id);
 
+    // Expanded, the navigations are the entities or {"results":[…]} the schemas declare.
+    const expand = client.parameters(path, 'get').find((p) => p.name === '$expand')!.schema.items.enum as string[];
+    if (expand.length) {
+      const expanded = await client.call(path, 'get', { $expand: expand.join(',') });
+      assert.equal(expanded.res.status, 200, `${path}?$expand: ${expanded.res.body.slice(0, 300)}`);
+      assert.deepEqual(client.check(path, 'get', expanded), [], `${path}?$expand=${expand.join(',')}`);
+      assert.ok(expanded.body.d.results.some((row: Obj) => expand.some((nav) => row[nav] !== null && !('__deferred' in row[nav]))), `${path}: something was expanded`);
+    }
+
     const byKey = `${path}({Id})`;
     const one = await client.call(byKey, 'get', { Id: id });
     assert.equal(one.res.status, 200, `${byKey}: ${one.res.body.slice(0, 300)}`);
