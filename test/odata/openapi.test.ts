@@ -11,6 +11,7 @@ import { model } from '../../src/model/catalogue-model';
 import { defineModel, p } from '../../src/model/define';
 import type { Model } from '../../src/model/types';
 import { renderOpenApi } from '../../src/odata/openapi';
+import { uriKind } from '../../src/server/metrics';
 
 type Obj = Record<string, any>;
 
@@ -118,4 +119,9 @@ test('service operations have their HTTP method and parameters, $batch is there,
   // One requirement naming both: every request needs the token and the cookie together.
   assert.deepEqual(doc.security, [{ SubscriptionToken: [], SessionCookie: [] }]);
   assert.deepEqual(doc.servers, [{ url: '/publicapi/v1/api.svc' }]);
+});
+
+test('the metrics count requests for the document as kind openapi', () => {
+  assert.equal(uriKind(model, '/platform/v1', '/publicapi/v1/openapi.json'), 'openapi');
+  assert.equal(uriKind(model, '/platform/v1', '/publicapi/v1/openapi.json/x'), 'unknown');
 });
