@@ -21,6 +21,7 @@ import { PlatformIntake } from '../platform/intake';
 import { SERVICE_PATH } from '../service/request';
 import type { App } from '../service/app';
 import { HEALTH_PATH, healthHandler } from './health';
+import { OPENAPI_PATH, openApiHandler } from './openapi-endpoint';
 import { CONSOLE_PATH, consoleHandler } from '../console/handler';
 import { startHousekeeping } from './housekeeping';
 import { noActivity } from '../auth/activity';
@@ -93,6 +94,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   };
   const routes: Route[] = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
+    { prefix: OPENAPI_PATH, handler: openApiHandler(app) },
     { prefix: HEALTH_PATH, handler: healthHandler(store, () => draining) },
     { prefix: CONSOLE_PATH, handler: consoleHandler({ ...app, auth: authOptions }) },
     {

@@ -13,6 +13,7 @@ import type { Model } from '../model/types';
 import type { Store } from '../store/store';
 import { sqliteBuild } from '../store/sqlite/driver-build';
 import { SERVICE_PATH } from '../service/request';
+import { OPENAPI_PATH } from './openapi-endpoint';
 import type { RequestObserver } from './http';
 
 /** Methods kept as they are in the method label; anything else counts as OTHER. */
@@ -31,6 +32,7 @@ export function uriKind(model: Model, platformPath: string, path: string): strin
   const under = (prefix: string) => lower === prefix || lower.startsWith(prefix + '/') || lower.startsWith(prefix + '(');
   if (under('/health')) return 'health';
   if (lower === '/metrics') return 'metrics';
+  if (lower === OPENAPI_PATH) return 'openapi';
   if (under('/authentication_json_appservice.axd')) return 'login';
   if (under(platformPath)) return 'platform';
   if (!under(SERVICE_PATH)) return 'unknown';
