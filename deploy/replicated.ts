@@ -360,9 +360,13 @@ if (require.main === module) {
         `  an account: env ${Object.entries(deployment.commandEnv).map(([k, v]) => `${k}='${v}'`).join(' ')} npx catalogue account create --user shop1 --password 'a-long-password'\n` +
         'Ctrl-C stops and removes everything.\n',
     );
-    const shutdown = () => void deployment.stop().then(() => process.exit(0));
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
+    // Every signal is heard, not only the first: a second one (Ctrl-C twice, or `timeout`, which
+    // signals the process and then its group) would otherwise end this process before it has
+    // stopped Patroni, whose nodes run in process groups of their own and would be left running.
+    let stopping: Promise<void> | undefined;
+    const shutdown = () => void (stopping ??= deployment.stop().then(() => process.exit(0)));
+    process.on('SIGINT', shutdown);
+    process.on('SIGTERM', shutdown);
   })().catch((error: unknown) => {
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
