@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves the README's claim that `npm test` passes on a machine with nothing but Node.js and npm:
 # runs the suite's launcher (npm test: build, then scripts/run-tests.js) on a clone of this
-# checkout, as an unprivileged user, where the system's PostgreSQL, Chromium, pgbouncer, HAProxy
+# checkout, as an unprivileged user, where the system's PostgreSQL, Chromium, pgbouncer, HAProxy, Patroni
 # and Mono cannot be found, and checks that
 #   - both halves ran and passed, the PostgreSQL one on the embedded-postgres programs from npm;
 #   - the tests that need a missing program were skipped, each named with how to install it.
@@ -20,7 +20,7 @@
 #   sudo scripts/fresh-machine-check.sh          # FRESH_ONLY=word,word to choose other test files
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-only="${FRESH_ONLY:-console/,clients/wcf-mono,store/pooler,deploy/scale-out,operating/postgres-backup,operating/metrics,catalogue/round-trips,auth/login-http,store/postgres-security,store/postgres-store}"
+only="${FRESH_ONLY:-console/,clients/wcf-mono,store/pooler,deploy/scale-out,deploy/patroni-failover,operating/postgres-backup,operating/metrics,catalogue/round-trips,auth/login-http,store/postgres-security,store/postgres-store}"
 user="${FRESH_USER:-nobody}"
 if [ "$(id -u)" != 0 ]; then
   echo "fresh-machine-check: run it as root (it hides programs in a mount namespace, then runs the suite as $user)" >&2
@@ -43,7 +43,7 @@ chown -R "$user:" "$work/clone" "$work/home" "$work/tmp"
 
 # Every place the suite could find the hidden programs: PATH, /usr/sbin, /usr/bin, CHROMIUM_PATH's default.
 hidden=()
-for program in chromium chromium-browser google-chrome google-chrome-stable pgbouncer haproxy initdb pg_ctl postgres pg_dump pg_restore mono mcs csc; do
+for program in chromium chromium-browser google-chrome google-chrome-stable pgbouncer haproxy patroni initdb pg_ctl postgres pg_dump pg_restore mono mcs csc; do
   for dir in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
     if [ -e "$dir/$program" ] && [ ! -L "$dir/$program" ]; then hidden+=("$dir/$program"); fi
     # A link is covered through its target (a link into /usr/lib/postgresql dangles once that is covered).

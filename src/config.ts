@@ -185,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
       ownerUrl: env.DATABASE_OWNER_URL || undefined,
       poolSize,
       poolWaitMs: integer(env, 'DATABASE_POOL_WAIT_MS', 3_000, 1, 600_000),
+      failoverWaitMs: integer(env, 'DATABASE_FAILOVER_WAIT_MS', 3_000, 0, 600_000),
       statementTimeoutMs: integer(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
       preparedStatements: flag(env, 'DATABASE_PREPARED_STATEMENTS', true),
       sqliteMmapBytes: integer(env, 'SQLITE_MMAP_MB', 0, 0, 1024 * 1024) * 1024 * 1024,

@@ -3,9 +3,12 @@
  * but one word of state (what went wrong is logged, not told).
  * - GET /health: liveness. 200 whenever the process answers at all: restarting it would not help
  *   with a database that is down or a shutdown in progress.
- * - GET /health/ready: readiness. 200 when this process should get requests: the database answers,
- *   it has every table and column the model needs (the migrations are current), and the process
- *   is not draining for a shutdown; 503 otherwise, so the balancer sends requests elsewhere.
+ * - GET /health/ready: readiness. 200 when this process should get requests: the database answers
+ *   and takes writes (a primary, not a standby reached during a failover), it has every table and
+ *   column the model needs (the migrations are current), and the process is not draining for a
+ *   shutdown; 503 otherwise, so the balancer sends requests elsewhere. The database is asked
+ *   once, without the failover wait (DATABASE_FAILOVER_WAIT_MS) that requests get: while no
+ *   primary is reachable the check says so at once.
  */
 import type { Store } from '../store/store';
 import type { Handler, RequestContext } from './context';
@@ -28,6 +31,10 @@ function answer(ctx: RequestContext, status: number, state: string): void {
 async function notReady(ctx: RequestContext, store: Store, draining: () => boolean): Promise<string | undefined> {
   if (draining()) return 'draining';
   try {
+    if (!(await store.acceptsWrites())) {
+      ctx.log.warn({ reqId: ctx.id }, 'readiness check: the database is a standby (read-only); waiting for the primary');
+      return 'database read-only';
+    }
     const missing = await store.missingSchema();
     if (missing.length === 0) return undefined;
     ctx.log.warn({ reqId: ctx.id, missing: missing.slice(0, 20) }, 'readiness check: the database lacks tables or columns; run catalogue migrate');

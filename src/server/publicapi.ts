@@ -22,6 +22,7 @@ import { weightOf, type Release, type RequestWeight } from '../service/admission
 import { quote } from '../odata/quote';
 import { CredentialGuard, CredentialsRefused, type Claim } from '../auth/sessions';
 import { isWellFormedSubscriptionToken, subscriptionTokenHash } from '../auth/credentials';
+import { answerableError } from '../service/error-reply';
 import type { QueryOptions } from '../odata/uri/query-options';
 import type { VersionHeaders } from '../odata/negotiate';
 import type { BodyStream, Reply, Responder, StreamHead } from '../service/responder';
@@ -45,10 +46,13 @@ async function identify(app: App, claim: Claim): Promise<number> {
 /**
  * The error to answer when a request admitted on its claim failed: a 401 unless its credentials
  * hold, so that nothing about the service (a name it lacks, a query it refuses) reaches a
- * stranger. Checked on its own when the failure came before the read's check did.
+ * stranger. Checked on its own when the failure came before the read's check did, unless the
+ * database could not be used at all (a 503: busy, or a failover under way): the check would only
+ * wait for it again, and a 503 tells a stranger nothing about the service.
  */
 async function failureOnClaim(app: App, guard: CredentialGuard, error: unknown): Promise<unknown> {
   if (error instanceof CredentialsRefused) return unauthorized();
+  if (answerableError(error)?.status === 503) return error;
   if (!guard.passed && (await app.sessions.authenticateClaim(guard.claim)) === undefined) return unauthorized();
   return error;
 }

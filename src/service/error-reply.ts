@@ -7,7 +7,7 @@
 import { renderError, ODataError, type ErrorFormat } from '../odata/errors';
 import { EntityMissing, RuleViolation, type ViolationKind } from '../model/rule-violation';
 import { entityNotFound } from '../odata/not-found';
-import { StatementBudgetExceeded, StoreBusyError, WriterBusyError } from '../store/errors';
+import { DatabaseUnreachableError, StatementBudgetExceeded, StoreBusyError, WriterBusyError, type ConnectionLostAt } from '../store/errors';
 import type { Reply } from './responder';
 
 /** Seconds a client should wait before sending a write again that found the writer busy. */
@@ -15,6 +15,18 @@ export const BUSY_RETRY_AFTER_S = 5;
 
 /** The status of each kind of broken rule. */
 const VIOLATION_STATUS: Readonly<Record<ViolationKind, number>> = { invalid: 400, conflict: 409, notFound: 404 };
+
+/**
+ * What a client is told when the database connection failed (a failover, a restart): what
+ * became of its request, and what to do. Every one is a 503 with Retry-After.
+ */
+const CONNECTION_LOST: Readonly<Record<ConnectionLostAt, string>> = {
+  connect: 'The database is unavailable (it may be switching to a standby server); nothing was done. Send the request again in a few seconds.',
+  transaction: 'The connection to the database was lost before the request completed; no change was committed. Send the request again in a few seconds.',
+  commit:
+    'The connection to the database was lost while the change was being committed: it may or may not have been stored. ' +
+    'Send the request again in a few seconds; a POST sent again with the same Idempotency-Key is stored at most once, and other writes should be checked first.',
+};
 
 /** Errors of the layers below, as the answer they get. */
 const KNOWN_ERRORS: readonly ((error: unknown) => ODataError | undefined)[] = [
@@ -40,6 +52,9 @@ const KNOWN_ERRORS: readonly ((error: unknown) => ODataError | undefined)[] = [
     error instanceof StoreBusyError
       ? new ODataError(503, 'The service is busy: every database connection is in use. Try again shortly.', '', { 'Retry-After': String(error.retryAfterSeconds) })
       : undefined,
+  // A failover or a restart of the database: the client's to retry once a primary answers.
+  (error) =>
+    error instanceof DatabaseUnreachableError ? new ODataError(503, CONNECTION_LOST[error.at], '', { 'Retry-After': String(error.retryAfterSeconds) }) : undefined,
 ];
 
 /** The OData error an error is answered with; undefined for a fault. */

@@ -42,3 +42,33 @@ export class StatementBudgetExceeded extends Error {
     super(`A read statement ran past its time budget of ${budgetMs} ms`);
   }
 }
+
+/**
+ * How far a request got when its database connection failed (a failover, a restart, a network
+ * cut): the answer it gets (service/error-reply.ts) says what became of its work.
+ * - 'connect': no server took a connection within the failover wait (DATABASE_FAILOVER_WAIT_MS);
+ *   nothing was sent.
+ * - 'transaction': the connection broke before the transaction's COMMIT was sent: nothing of it
+ *   was kept.
+ * - 'commit': the connection broke after the COMMIT was sent and before its answer came: the
+ *   write may or may not be stored. Never answered as a success.
+ */
+export type ConnectionLostAt = 'connect' | 'transaction' | 'commit';
+
+/**
+ * The database could not be reached, or the connection a request ran on was lost. Not the
+ * client's fault and not a fault of ours either: answered 503 with Retry-After, so that the
+ * client sends the request again once the database (or its new primary) answers.
+ */
+export class DatabaseUnreachableError extends Error {
+  override readonly name = 'DatabaseUnreachableError';
+  constructor(
+    readonly at: ConnectionLostAt,
+    /** When a retry has a fair chance: about as long as a request waits for a server. */
+    readonly retryAfterSeconds: number,
+    /** What the driver or the server said (logged, never answered). */
+    readonly reason: string,
+  ) {
+    super(`The database connection was lost (${at}): ${reason}`);
+  }
+}

@@ -24,6 +24,8 @@ export interface DatabaseOptions {
   readonly poolSize?: number;
   /** Longest a request waits for a pooled connection before it is answered 503 (DATABASE_POOL_WAIT_MS). */
   readonly poolWaitMs?: number;
+  /** Longest a request waits for a database server to take a connection (a failover) before it is answered 503 (DATABASE_FAILOVER_WAIT_MS). */
+  readonly failoverWaitMs?: number;
   /** Server-side limit on one statement, 0 for none (DATABASE_STATEMENT_TIMEOUT_MS). */
   readonly statementTimeoutMs?: number;
   /** Named prepared statements per connection; false behind a transaction-mode pooler (DATABASE_PREPARED_STATEMENTS). */

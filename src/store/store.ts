@@ -208,6 +208,12 @@ export interface Store {
    * empty when the migrations are current (a readiness check; it changes nothing).
    */
   missingSchema(): Promise<string[]>;
+  /**
+   * Whether the database takes writes now (a readiness check): false where the process reaches
+   * a PostgreSQL standby, as it may for a moment after a failover. One attempt, no waiting:
+   * throws when the database cannot be reached.
+   */
+  acceptsWrites(): Promise<boolean>;
   /** What the engine is doing now: queued writes, pool use. */
   stats(): StoreStats;
   /**

@@ -93,6 +93,7 @@ export function countingStore(store: Store): { store: Store; calls(): number } {
     nextId: (tx) => store.nextId(tx),
     stats: () => store.stats(),
     missingSchema: () => store.missingSchema(),
+    acceptsWrites: () => store.acceptsWrites(),
     observeCommits: (listener) => store.observeCommits(listener),
     nextIds: (tx, count) => store.nextIds(tx, count),
     close: () => store.close(),

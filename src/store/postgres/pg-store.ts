@@ -14,6 +14,11 @@
  * - directory statements (auth tables) run with no tenant set.
  * Reads of one statement share a few connections instead (./shared-reads.ts).
  * close() waits for the transactions in flight, then ends the pool.
+ *
+ * A failover (./connection-loss.ts): a connection that breaks is dropped from the pool and a
+ * new one made for the next request; a request that finds no server waits up to failoverWaitMs
+ * for one; what was lost on the way is a DatabaseUnreachableError (a 503 with Retry-After), and
+ * a COMMIT whose answer was lost is reported as of unknown outcome, never as done.
  */
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import pg from './pg-driver';
@@ -28,7 +33,8 @@ import { holdWrites } from './held-writes';
 import { SharedReadConnections } from './shared-reads';
 import { runJobs, sendGuards, type JobOutcome, type WriteJob } from './write-batch';
 import { StatementCache } from './statements';
-import { ConfigurationError, DatabaseUnavailableError, StoreBusyError } from '../errors';
+import { ConfigurationError, DatabaseUnavailableError, DatabaseUnreachableError, StoreBusyError, type ConnectionLostAt } from '../errors';
+import { asUnreachable, describe, isConnectionLoss, lostDuringCommit } from './connection-loss';
 import { compareIds } from '../../odata/entity';
 
 export interface PostgresOptions {
@@ -61,6 +67,12 @@ export interface PostgresOptions {
    * transaction to a server connection of its choosing, and the reads share nothing then).
    */
   readonly sharedReadConnections?: number;
+  /**
+   * How long a request waits for a server to take a connection when none does (refused, closed
+   * at once by a balancer with no primary behind it, starting up) before it is answered 503:
+   * DATABASE_FAILOVER_WAIT_MS. A switch of primary shorter than this costs waiting, not errors.
+   */
+  readonly failoverWaitMs?: number;
 }
 
 function sharedReadConnectionsOf(options: PostgresOptions): number {
@@ -87,6 +99,12 @@ export const DEFAULT_POOL_WAIT_MS = 3_000;
  * statementTimeoutMs (DATABASE_STATEMENT_TIMEOUT_MS).
  */
 export const DEFAULT_READ_STATEMENT_TIMEOUT_MS = 5_000;
+
+/** The default of failoverWaitMs: short, so that clients hear back well before their own timeouts. */
+export const DEFAULT_FAILOVER_WAIT_MS = 3_000;
+
+/** Pauses between attempts to connect while no server takes connections (then the last, repeated). */
+const RECONNECT_PAUSES_MS = [50, 100, 200, 400, 500];
 
 /** What node-pg's pool rejects a waiting connect() with when connectionTimeoutMillis ran out. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
@@ -136,6 +154,9 @@ function connectionConfig(url: string, options: PostgresOptions): PoolConfig {
       ? {}
       : { options: '-c datestyle=ISO,MDY -c timezone=UTC', ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}) }),
     types: pgTypeParsers,
+    // A server that vanished without closing the connection (a machine that died) is noticed by
+    // the operating system's keepalive probes rather than never.
+    keepAlive: true,
     // Statements are written to the server without waiting for the answer of the one before
     // (node-pg's pipeline mode): a transaction's BEGIN, its tenant setting and its first
     // statement travel in one round trip; the server still runs them in order.
@@ -178,6 +199,8 @@ export class PostgresStore implements Store {
   private readonly leftOpen = new WeakMap<PoolClient, LeftOpen>();
   /** Where reads of one statement run, or undefined where they take a pooled connection each. */
   private readonly sharedReads: SharedReadConnections | undefined;
+  /** The Retry-After of a DatabaseUnreachableError: about as long as a request waits for a server. */
+  private readonly retryAfterSeconds: number;
 
   constructor(private readonly options: PostgresOptions) {
     this.pool = new pg.Pool(connectionConfig(options.url, options));
@@ -191,6 +214,17 @@ export class PostgresStore implements Store {
     // it and opens a new one when needed. Without a listener the process would exit.
     this.pool.on('error', () => undefined);
     this.directory = new DirectoryExecutor(this);
+    this.retryAfterSeconds = Math.max(1, Math.ceil((options.failoverWaitMs ?? DEFAULT_FAILOVER_WAIT_MS) / 1000));
+  }
+
+  /**
+   * A failure of the store's work as its caller gets it: a lost connection as a
+   * DatabaseUnreachableError. 'commit': the work was a statement that commits on its own (a
+   * directory write), so a break after it was sent leaves its outcome unknown.
+   */
+  unreachable(error: unknown, at: ConnectionLostAt = 'transaction', writing = false): unknown {
+    if (at === 'commit') return lostDuringCommit(error, this.retryAfterSeconds) ?? asUnreachable(error, 'transaction', this.retryAfterSeconds, true);
+    return asUnreachable(error, at, this.retryAfterSeconds, writing);
   }
 
   async migrate(): Promise<MigrationReport> {
@@ -235,8 +269,10 @@ export class PostgresStore implements Store {
 
   read<T>(accountId: number, fn: (tx: SqlExecutor) => Promise<T>, guard?: ReadGuard, extent: ReadExtent = 'any'): Promise<T> {
     const setup = this.readSetup(accountId, guard);
-    if (extent === 'one') return this.readOneStatement(setup, fn);
-    return this.transaction(BEGIN_READ, setup.sql, setup.params, 'pipelined', fn, setup.check);
+    const read = extent === 'one' ? this.readOneStatement(setup, fn) : this.transaction(BEGIN_READ, setup.sql, setup.params, 'pipelined', fn, setup.check);
+    return read.catch((error: unknown) => {
+      throw this.unreachable(error);
+    });
   }
 
   /** The statement that sets a read's tenant: from the guard's own row when there is a guard. */
@@ -360,9 +396,12 @@ export class PostgresStore implements Store {
             if (drawn) tx.idsAhead = new IdsAhead(drawnIds((await drawn).rows));
             outcomes = await runJobs(tx, queued, verdicts, this.options.batchTimeBudgetMs ?? DEFAULT_BATCH_TIME_BUDGET_MS);
             ran = outcomes.length;
-            await commit(client, tx);
+            await commit(client, tx, this.retryAfterSeconds);
           } catch (error) {
             tx.end();
+            // A connection to a standby (reached before the balancer noticed a switch) stays
+            // usable for reads, yet no write of this process belongs on it.
+            if (isConnectionLoss(error, true)) discard(error as Error);
             await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
             throw error;
           }
@@ -370,8 +409,10 @@ export class PostgresStore implements Store {
         { draining: true },
       );
     } catch (error) {
-      // The writes that ran are lost with the transaction; those left out never ran.
-      for (const job of queued.slice(0, ran)) job.reject(error);
+      // The writes that ran are lost with the transaction (or, after a COMMIT whose answer was
+      // lost, of unknown outcome); those left out never ran.
+      const failure = this.unreachable(error, 'transaction', true);
+      for (const job of queued.slice(0, ran)) job.reject(failure);
       return queued.slice(ran);
     }
     const batch = queued.slice(0, outcomes.length);
@@ -385,7 +426,25 @@ export class PostgresStore implements Store {
   }
 
   writeDirectory<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.transaction('BEGIN', this.settings ? SET_NOTHING + this.settings : undefined, [], 'pipelined', fn);
+    return this.transaction('BEGIN', this.settings ? SET_NOTHING + this.settings : undefined, [], 'pipelined', fn).catch((error: unknown) => {
+      throw this.unreachable(error, 'transaction', true);
+    });
+  }
+
+  /**
+   * Whether the server this process reaches takes writes: false on a standby (the old primary
+   * of a failover, reached before the balancer noticed). One attempt to connect, no failover
+   * wait: a readiness check answers at once. Throws DatabaseUnreachableError when none answers.
+   */
+  async acceptsWrites(): Promise<boolean> {
+    try {
+      return await this.withConnection(
+        async (client) => !(await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0]!.standby,
+        { waitForServer: false },
+      );
+    } catch (error) {
+      throw this.unreachable(error, 'connect');
+    }
   }
 
   async missingSchema(): Promise<string[]> {
@@ -429,13 +488,16 @@ export class PostgresStore implements Store {
    */
   async withConnection<T>(
     fn: (client: PoolClient, statements: StatementCache | undefined, discard: (why: Error) => void) => Promise<T>,
-    /** A batch of writes queued before close(): it still runs, and close() waits for it. */
-    options: { readonly draining?: boolean } = {},
+    /**
+     * draining: a batch of writes queued before close(): it still runs, and close() waits for it.
+     * waitForServer: false makes one attempt to connect, without the failover wait.
+     */
+    options: { readonly draining?: boolean; readonly waitForServer?: boolean } = {},
   ): Promise<T> {
     if (this.closing && !options.draining) throw new Error('The store is closed');
     this.inFlight++;
     try {
-      const client = await this.connect();
+      const client = await this.connect(options.waitForServer ?? true);
       let cache = this.caches.get(client);
       if (!cache && !behindPooler(this.options)) {
         cache = new StatementCache(STATEMENTS_PER_CONNECTION);
@@ -459,12 +521,26 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** A connection from the pool; a StoreBusyError (503) after the longest wait for one. */
-  private connect(): Promise<PoolClient> {
-    return this.pool.connect().catch((error: Error) => {
-      if (error.message === POOL_TIMEOUT_MESSAGE) throw new StoreBusyError(this.options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS);
-      throw error;
-    });
+  /**
+   * A connection from the pool: a StoreBusyError (503) after the longest wait for a free one.
+   * While no server takes a new connection (a failover under way), attempts are repeated for up
+   * to failoverWaitMs, then it is a DatabaseUnreachableError (503): nothing was sent yet, so
+   * trying again is safe.
+   */
+  private async connect(waitForServer = true): Promise<PoolClient> {
+    const deadline = performance.now() + (waitForServer ? (this.options.failoverWaitMs ?? DEFAULT_FAILOVER_WAIT_MS) : 0);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.pool.connect();
+      } catch (error) {
+        if ((error as Error).message === POOL_TIMEOUT_MESSAGE) throw new StoreBusyError(this.options.poolWaitMs ?? DEFAULT_POOL_WAIT_MS);
+        if (!isConnectionLoss(error)) throw error;
+        const left = deadline - performance.now();
+        if (left <= 0 || this.closing) throw new DatabaseUnreachableError('connect', this.retryAfterSeconds, describe(error));
+        const pause = RECONNECT_PAUSES_MS[Math.min(attempt, RECONNECT_PAUSES_MS.length - 1)]!;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(left, pause)));
+      }
+    }
   }
 
   /**
@@ -500,7 +576,7 @@ export class PostgresStore implements Store {
         // A read has nothing to make durable: its end (the COMMIT, and a cursor's CLOSE) can
         // travel with the connection's next statements instead of costing a write of its own.
         if (begin === BEGIN_READ) await this.leaveOpen(client, tx);
-        else await commit(client, tx);
+        else await commit(client, tx, this.retryAfterSeconds);
         return value;
       } catch (failure) {
         // fn may fail before its first statement took the check's answer (a query it refused):
@@ -508,6 +584,7 @@ export class PostgresStore implements Store {
         const refused = checked ? await checked.then(() => undefined, (error: unknown) => error) : undefined;
         const error = refused ?? failure;
         tx.end();
+        if (isConnectionLoss(error, begin !== BEGIN_READ)) discard(error as Error);
         // After a failed COMMIT there is no transaction left, and ROLLBACK only warns. A ROLLBACK
         // that fails leaves the connection in an unknown state: it is not reused.
         await client.query('ROLLBACK').catch((rollbackError: Error) => discard(rollbackError));
@@ -565,18 +642,44 @@ interface LeftOpen {
 /**
  * Ends a transaction with COMMIT. What it left unanswered (a cursor's CLOSE, a RELEASE) travels
  * with the COMMIT; should that have failed, the server answers the COMMIT with a rollback and its
- * error is thrown here. COMMIT returns once the commit is durable (synchronous_commit is on):
- * only then may a write be acknowledged.
+ * error is thrown here. COMMIT returns once the commit is durable (synchronous_commit is on, and
+ * with synchronous replication once a standby holds it): only then may a write be acknowledged.
+ * Should the connection break after the COMMIT went out, its outcome is unknown, and that is
+ * what is thrown (lostDuringCommit), whichever statement reported the break first.
  */
-async function commit(client: PoolClient, tx: ConnectionExecutor): Promise<void> {
-  sendTogether(client);
-  tx.sendDeferred();
-  const committed = client.query('COMMIT');
-  committed.catch(() => undefined);
-  await tx.settled();
-  tx.end();
-  await committed;
+async function commit(client: PoolClient, tx: ConnectionExecutor, retryAfterSeconds: number): Promise<void> {
+  // A COMMIT whose wait for the synchronous standby was cancelled (statement_timeout while no
+  // standby confirms) answers success with only a warning: committed here, perhaps on no
+  // standby. A failover could lose it, so it is not a success either.
+  let unreplicated: string | undefined;
+  const heard = (notice: { message?: string }) => {
+    if (notice.message && SYNC_WAIT_CANCELLED.test(notice.message)) unreplicated = notice.message;
+  };
+  client.on('notice', heard);
+  try {
+    sendTogether(client);
+    tx.sendDeferred();
+    const committed = client.query('COMMIT');
+    const commitFailure = committed.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    try {
+      await tx.settled();
+    } catch (error) {
+      throw lostDuringCommit(await commitFailure, retryAfterSeconds) ?? error;
+    }
+    tx.end();
+    const failure = await commitFailure;
+    if (failure !== undefined) throw lostDuringCommit(failure, retryAfterSeconds) ?? failure;
+  } finally {
+    client.off('notice', heard);
+  }
+  if (unreplicated !== undefined) throw new DatabaseUnreachableError('commit', retryAfterSeconds, unreplicated);
 }
+
+/** PostgreSQL's warning when a COMMIT stopped waiting for its synchronous standby (syncrep.c). */
+const SYNC_WAIT_CANCELLED = /^canceling (the )?wait for synchronous replication/;
 
 /** Sends what the connection is given in the rest of this tick (its promise callbacks included) in one write. */
 function sendTogether(client: PoolClient): void {
@@ -612,8 +715,17 @@ async function reachable<T>(url: string, fn: () => Promise<T>): Promise<T> {
 /** Directory statements: each on any pooled connection, outside a transaction, with no tenant. */
 class DirectoryExecutor implements SqlExecutor {
   constructor(private readonly store: PostgresStore) {}
-  private on<T>(fn: (e: ConnectionExecutor) => Promise<T>): Promise<T> {
-    return this.store.withConnection((client, cache) => fn(new ConnectionExecutor(client, cache, false)));
+  /** `writes`: a statement that may change rows, each committed on its own (autocommit). */
+  private on<T>(fn: (e: ConnectionExecutor) => Promise<T>, writes = false): Promise<T> {
+    const run = (client: PoolClient, cache: StatementCache | undefined, discard: (why: Error) => void) =>
+      fn(new ConnectionExecutor(client, cache, false)).catch((error: unknown) => {
+        // Not given back to the pool: it broke, or it leads to a standby.
+        if (isConnectionLoss(error, writes)) discard(error as Error);
+        throw error;
+      });
+    return this.store.withConnection(run).catch((error: unknown) => {
+      throw this.store.unreachable(error, writes ? 'commit' : 'transaction');
+    });
   }
   all<Row>(sql: string, params?: readonly SqlValue[]): Promise<Row[]> {
     return this.on((e) => e.all<Row>(sql, params));
@@ -622,7 +734,7 @@ class DirectoryExecutor implements SqlExecutor {
     return this.on((e) => e.get<Row>(sql, params));
   }
   run(sql: string, params?: readonly SqlValue[]): Promise<RunResult> {
-    return this.on((e) => e.run(sql, params));
+    return this.on((e) => e.run(sql, params), true);
   }
   async *iterate<Row>(sql: string, params?: readonly SqlValue[]): AsyncIterable<Row> {
     yield* await this.all<Row>(sql, params);

@@ -206,6 +206,11 @@ export class SqliteStore implements Store {
     return schemaGaps(this.options.tables, new Set(rows.map((r) => r.name)));
   }
 
+  /** One file, one writer: SQLite has no standby to be reached by mistake. */
+  acceptsWrites(): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
   stats(): StoreStats {
     return { writeQueueDepth: this.queue.length };
   }
