@@ -24,7 +24,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   } catch (error) {
     return Promise.reject(error);
   }
-  if (coding !== 'identity') return readDecodedBody(req, limit, coding);
+  // The received bytes count against the limit whatever the coding.
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
   // Read already (nothing calls this twice today): there is nothing more, as for await found.
@@ -33,6 +33,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   // credentials or its account's turn): 'close' has fired already and will not again, so
   // waiting for the events below would wait for ever.
   if (req.destroyed) return Promise.reject(incomplete());
+  if (coding !== 'identity') return readDecodedBody(req, limit, coding);
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -99,11 +100,7 @@ function requestCodingOf(header: string | undefined): RequestCoding {
  * to nothing, cannot go on for ever either.
  */
 function readDecodedBody(req: IncomingMessage, limit: number, coding: Exclude<RequestCoding, 'identity'>): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
-  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
-  // The client hung up before its body was read: the events that would settle this fired already.
-  if (req.destroyed) return Promise.reject(incomplete());
+  // readBody has checked the declared length and that the request is still there to read.
   const inflater = coding === 'gzip' ? zlib.createGunzip() : zlib.createInflate();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
