@@ -14,13 +14,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { missingForReplicated, startReplicatedDeployment, type PatroniNode, type ReplicatedDeployment } from '../../deploy/replicated';
 import { FailoverLoad, type LoadAccount } from '../support/failover-load';
 import { reportFigures } from '../support/figures';
 import { requireProgram } from '../support/requirements';
-import { CATALOGUE_BIN, loginAt } from '../support/serve-process';
+import { deploymentAccount } from '../support/serve-process';
 import { testEngine } from '../support/test-database';
 
 const ACCOUNTS = 4;
@@ -43,17 +42,7 @@ describe('the replicated deployment while its primary is lost', { skip, timeout:
   before(async () => {
     deployment = await startReplicatedDeployment();
     for (let i = 0; i < ACCOUNTS; i++) {
-      const userName = `ha-${i}`;
-      const password = `pw-${userName}-secret`;
-      const made = spawnSync(process.execPath, [CATALOGUE_BIN, 'account', 'create', '--user', userName, '--password', password], {
-        env: { ...process.env, ...deployment.commandEnv, LOG_LEVEL: 'silent' },
-        encoding: 'utf8',
-      });
-      assert.equal(made.status, 0, made.stderr);
-      const { accountId, subscriptionToken } = JSON.parse(made.stdout) as { accountId: number; subscriptionToken: string };
-      const cookie = await loginAt(deployment.origin, userName, password);
-      assert.ok(cookie, `login of ${userName}`);
-      accounts.push({ accountId, auth: { SubscriptionToken: subscriptionToken, Cookie: `.ASPXAUTH=${cookie}` } });
+      accounts.push(await deploymentAccount(deployment.origin, deployment.commandEnv, `ha-${i}`));
     }
   });
   after(() => deployment?.stop());

@@ -16,10 +16,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { request, type HttpResponse } from '../support/http-client';
-import { CATALOGUE_BIN, loginAt } from '../support/serve-process';
+import { deploymentAccount, loginAt } from '../support/serve-process';
 import { testEngine } from '../support/test-database';
 import { reportFigures } from '../support/figures';
 import { missingPrograms, startLocalDeployment, type LocalDeployment } from '../../deploy/local';
@@ -64,18 +63,9 @@ describe('the scale-out deployment under load while a process is killed', { skip
   before(async () => {
     deployment = await startLocalDeployment();
     for (let i = 0; i < ACCOUNTS; i++) {
-      const userName = `scale-${i}`;
-      const password = `pw-${userName}-secret`;
-      const made = spawnSync(process.execPath, [CATALOGUE_BIN, 'account', 'create', '--user', userName, '--password', password], {
-        env: { ...process.env, ...deployment.commandEnv, LOG_LEVEL: 'silent' },
-        encoding: 'utf8',
-      });
-      assert.equal(made.status, 0, made.stderr);
-      const { accountId, subscriptionToken } = JSON.parse(made.stdout) as { accountId: number; subscriptionToken: string };
       // Logged in through HAProxy: whichever process made the session, both must accept it.
-      const cookie = await loginAt(deployment.origin, userName, password);
-      assert.ok(cookie, `login of ${userName}`);
-      accounts.push({ id: accountId, auth: { SubscriptionToken: subscriptionToken, Cookie: `.ASPXAUTH=${cookie}` } });
+      const { accountId, auth } = await deploymentAccount(deployment.origin, deployment.commandEnv, `scale-${i}`);
+      accounts.push({ id: accountId, auth });
     }
   });
   after(() => deployment?.stop());

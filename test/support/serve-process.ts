@@ -2,7 +2,7 @@
  * `catalogue serve` as a real child process (as an operator runs it), on a free port, for tests
  * of several processes on one database, of crashes, and of a process's own memory.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { request } from './http-client';
@@ -88,4 +88,22 @@ export async function loginAt(origin: string, userName: string, password: string
   });
   const m = /^\.ASPXAUTH=([^;]+);/.exec(res.headers['set-cookie']?.[0] ?? '');
   return m ? m[1] : undefined;
+}
+
+/**
+ * An account made with `catalogue account create` in a deployment's environment (`commandEnv`:
+ * its DATABASE_URL and owner URL), logged in through its HTTP front (`origin`): the id and the
+ * headers that authenticate as it. The password is `pw-<userName>-secret`.
+ */
+export async function deploymentAccount(origin: string, commandEnv: Readonly<Record<string, string>>, userName: string): Promise<{ accountId: number; auth: Record<string, string> }> {
+  const password = `pw-${userName}-secret`;
+  const made = spawnSync(process.execPath, [CATALOGUE_BIN, 'account', 'create', '--user', userName, '--password', password], {
+    env: { ...process.env, ...commandEnv, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+  });
+  if (made.status !== 0) throw new Error(`account create ${userName} failed: ${made.stderr}`);
+  const { accountId, subscriptionToken } = JSON.parse(made.stdout) as { accountId: number; subscriptionToken: string };
+  const cookie = await loginAt(origin, userName, password);
+  if (!cookie) throw new Error(`login of ${userName} failed`);
+  return { accountId, auth: { SubscriptionToken: subscriptionToken, Cookie: `.ASPXAUTH=${cookie}` } };
 }
