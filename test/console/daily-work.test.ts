@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { tokensOfAccount } from '../../src/auth/accounts';
 import { fillDemoAccount } from '../../src/cli/platform-commands';
-import { browserSkip, launchBrowser, overflowsSideways, unlabelledControls, type Browser } from '../support/browser';
+import { browserSkip, launchBrowser, overflowsSideways, unlabelledControls, waitUntil, type Browser } from '../support/browser';
 import { getCollection, getEntity, mergeEntity } from '../support/live-client';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 
@@ -85,7 +85,7 @@ describe('seller console for daily work in a browser', { skip: browserSkip() }, 
 
   test('pictures of the demo data (hosts that do not resolve) show their placeholders', async () => {
     await page.goto(url(`/products/${jacketId}`));
-    await page.waitForFunction(`[...document.querySelectorAll('main .pic')].every((f) => f.classList.contains('failed'))`);
+    await waitUntil(page, `[...document.querySelectorAll('main .pic')].every((f) => f.classList.contains('failed'))`);
     assert.equal(await page.locator('main .pic.failed').count(), 3 + 4);
     await looked(page, 'product-pictures-offline');
   });

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { browserSkip, launchBrowser, overflowsSideways, type Browser } from '../support/browser';
+import { browserSkip, launchBrowser, overflowsSideways, waitUntil, type Browser } from '../support/browser';
 import { createEntity } from '../support/live-client';
 import { newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { opensslSkip, startImageServer, type ImageServer } from '../support/tls-image-server';
@@ -60,7 +60,7 @@ describe('console pictures in a browser', { skip: browserSkip() || opensslSkip()
     })`);
 
   async function settled(p: Page): Promise<void> {
-    await p.waitForFunction(`[...document.querySelectorAll('main .pic')].every((f) => f.classList.contains('failed') || f.querySelector('img').complete)`);
+    await waitUntil(p, `[...document.querySelectorAll('main .pic')].every((f) => f.classList.contains('failed') || f.querySelector('img').complete)`);
   }
 
   test('the product page: a gallery of the product pictures and a thumbnail per variation; the broken one shows the placeholder', async () => {

@@ -138,3 +138,17 @@ export function unlabelledControls(page: Page): Promise<string[]> {
 export function overflowsSideways(page: Page): Promise<boolean> {
   return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth + 1');
 }
+
+/**
+ * Waits until `expression` is true in the page, asking every 50 ms. Not page.waitForFunction:
+ * playwright polls that inside the page with eval, which the console's content policy (no
+ * 'unsafe-eval') refuses whenever the condition is not already true at its first look; an
+ * evaluate() goes through the browser's debugging protocol, which the policy does not govern.
+ */
+export async function waitUntil(page: Page, expression: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms: ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
