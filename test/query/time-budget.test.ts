@@ -13,7 +13,7 @@ import { model } from '../../src/model/catalogue-model';
 import { EntityStore } from '../../src/store/entities';
 import { seedCatalogue } from '../support/catalogue-seed';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
-import type { TestDatabase } from '../support/test-database';
+import { testEngine, type TestDatabase } from '../support/test-database';
 
 /** Products (each with 10 variations) of the account the reads scan. */
 const PRODUCTS = 2_000;
@@ -57,11 +57,18 @@ describe('read time budgets', () => {
         assert.equal(atom.status, 400);
         assert.match(atom.body.toString(), /<message xml:lang="en-US">The query ran longer than its time budget of 1 ms/);
       }
-      // Reads by key and plain pages have no budget check and go on answering.
-      const page = await asSeller(seller, `${tight.root}/Products?$top=2`, { headers: { Accept: 'application/json' } });
-      assert.equal(page.status, 200);
+      // On SQLite a plain page carries no budget check: it goes on answering even under a budget
+      // of 1 ms. (On PostgreSQL every read statement has READ_STATEMENT_TIMEOUT_MS, so there a
+      // page can be cut at 1 ms too.)
+      if (testEngine === 'sqlite') {
+        const page = await asSeller(seller, `${tight.root}/Products?$top=2`, { headers: { Accept: 'application/json' } });
+        assert.equal(page.status, 200);
+      }
     } finally {
       await tight.close();
     }
+    // The statements stopped held nothing: the database serves the same scans with the defaults.
+    const again = await asSeller(seller, `${seeded.root}/${encoded(HEAVY_SCAN)}`, { headers: { Accept: 'application/json' } });
+    assert.equal(again.status, 200);
   });
 });
