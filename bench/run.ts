@@ -6,11 +6,12 @@
  *   node dist/bench/run.js [--engine sqlite|postgres] [--duration 10] [--warmup 3]
  *     [--connections 32] [--products 10000] [--export-runs 3] [--only get-json,export]
  *     [--cpu-prof] [--keep] [--floor] [--calibrate]   (--only export-gzip,export-br: the export compressed)
+ *     [--only mix --sellers 200 --seller-products 10 --mix-rates 25,50,75]   (the connector mix, issue 39)
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BenchSetupError, postgresDatabase, sqliteDatabase, type BenchDatabase, type Engine } from './lib/database';
+import { BenchSetupError, postgresDatabase, sqliteDatabase, type BenchDatabase, type Engine, type SeedMore } from './lib/database';
 import { runExport, type ExportCoding } from './lib/export';
 import { login, request, SERVICE_PATH, connectorHeaders, type Credentials } from './lib/http';
 import { runLoad, type LoadResult, type RequestShape } from './lib/load';
@@ -19,6 +20,11 @@ import { sqliteFileOf } from '../src/store/open';
 import { findProfile, formatProfile, summariseProfile, type ProfileSummary } from './lib/profile';
 import { evaluateTargets, formatCompressedExport, formatExport, formatFloorComparison, formatTable, formatTargets, summariseBaselines, type ExportResult, type Row } from './lib/report';
 import { baselineRequest, feedEntities, WORKLOADS, type Catalogue, type Workload, type WorkloadContext } from './lib/workloads';
+import { seedSellers, type MixSellerAccount } from './lib/mix-seed';
+import { checkMixKinds, connectSellers } from './lib/mix-connect';
+import { MIX_KINDS } from './lib/mix-kinds';
+import { runClosedMix, runOpenMix, type MixRun } from './lib/mix-load';
+import { evaluateMixGoals, formatMixGoals, formatMixKinds, formatMixPhases, type MixPhase, type MixResult } from './lib/mix-report';
 
 interface Options {
   readonly engine: Engine;
@@ -32,6 +38,12 @@ interface Options {
   readonly keep: boolean;
   readonly floor: boolean;
   readonly calibrate: boolean;
+  /** The connector mix (--only mix): sellers, products per seller, open-loop rates in % of capacity. */
+  readonly sellers: number;
+  readonly sellerProducts: number;
+  readonly mixRates: readonly number[];
+  /** Where the JSON results go (default bench/results). */
+  readonly resultsDir: string | undefined;
 }
 
 /** The work per request (µs) of the calibration runs (--calibrate). */
@@ -46,9 +58,13 @@ const USAGE = `npm run bench -- [options]
   --connections N            concurrent keep-alive connections (default 32)
   --products N               products in the seeded catalogue (default 10000)
   --export-runs N            full-export repetitions (default 3)
-  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br'].join(', ')});
+  --only a,b                 run only these workloads (ids: ${[...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br', 'mix'].join(', ')});
                              export-gzip and export-br are the export asked for with Accept-Encoding gzip or br,
-                             not run by default
+                             not run by default; nor is mix, the connector mix (below)
+  --sellers N                mix: sellers, each with its own account, catalogue, orders and schedule (default 200)
+  --seller-products N        mix: products per seller (default 10, each with 10 variations)
+  --mix-rates a,b,c          mix: the open-loop rates in % of the closed-loop capacity (default 25,50,75)
+  --results-dir DIR          where the JSON results go (default bench/results)
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
                              functions of each workload's measured window
   --keep                     keep the work directory (databases, server logs)
@@ -70,7 +86,7 @@ function parseArgs(argv: readonly string[]): Options {
       process.exit(0);
     }
     if (['cpu-prof', 'keep', 'floor', 'calibrate'].includes(name)) flags.add(name);
-    else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only'].includes(name)) {
+    else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only', 'sellers', 'seller-products', 'mix-rates', 'results-dir'].includes(name)) {
       const value = m[2] ?? argv[++i];
       if (value === undefined) throw new BenchSetupError(`--${name} needs a value`);
       values.set(name, value);
@@ -86,7 +102,7 @@ function parseArgs(argv: readonly string[]): Options {
   const engine = values.get('engine') ?? 'sqlite';
   if (engine !== 'sqlite' && engine !== 'postgres') throw new BenchSetupError(`--engine must be sqlite or postgres, not '${engine}'`);
   const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean);
-  const known = new Set([...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br']);
+  const known = new Set([...WORKLOADS.map((w) => w.id), 'export', 'export-gzip', 'export-br', 'mix']);
   for (const id of only ?? []) if (!known.has(id)) throw new BenchSetupError(`--only: unknown workload '${id}' (known: ${[...known].join(', ')})`);
   return {
     engine,
@@ -100,7 +116,18 @@ function parseArgs(argv: readonly string[]): Options {
     keep: flags.has('keep'),
     floor: flags.has('floor'),
     calibrate: flags.has('calibrate'),
+    sellers: Math.round(number('sellers', 200, 1)),
+    sellerProducts: Math.round(number('seller-products', 10, 1)),
+    mixRates: mixRates(values.get('mix-rates')),
+    resultsDir: values.get('results-dir'),
   };
+}
+
+function mixRates(raw: string | undefined): number[] {
+  if (raw === undefined) return [25, 50, 75];
+  const rates = raw.split(',').map((s) => Number(s.trim()));
+  if (rates.length === 0 || rates.some((r) => !Number.isFinite(r) || r <= 0 || r > 100)) throw new BenchSetupError(`--mix-rates must be percentages of the capacity between 0 and 100, not '${raw}'`);
+  return rates;
 }
 
 const REPO = path.join(__dirname, '..', '..');
@@ -157,10 +184,10 @@ class Bench {
   ) {}
 
   /** A `catalogue serve` process with its own database copy, stopped (and its profile written) after fn. */
-  private async withService<T>(label: string, fn: (service: ServerProcess, databaseUrl: string | undefined) => Promise<T>): Promise<T> {
+  private async withService<T>(label: string, fn: (service: ServerProcess, databaseUrl: string | undefined) => Promise<T>, env = serviceBaseEnv()): Promise<T> {
     const cpuProfDir = this.profileDir ? path.join(this.profileDir, label) : undefined;
     const database = this.db.forProcess(label);
-    const service = await startService(label, { ...serviceBaseEnv(), ...database }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
+    const service = await startService(label, { ...env, ...database }, path.join(this.workDir, `${label}.log`), cpuProfDir ? { cpuProfDir } : {});
     this.live.add(service);
     try {
       return await fn(service, database.DATABASE_URL);
@@ -436,6 +463,74 @@ class Bench {
     }
   }
 
+  /**
+   * The connector mix (issue 39): the sellers come online, a closed loop of the mix measures its
+   * capacity, then open loops run at each share of it (--mix-rates), one after another in one
+   * service process, with the per-account fair share on as in production unless
+   * ACCOUNT_MAX_IN_FLIGHT is set: what each connector feels includes its share.
+   */
+  async mix(accounts: readonly MixSellerAccount[]): Promise<MixResult> {
+    const o = this.options;
+    const env = serviceBaseEnv();
+    if (process.env.ACCOUNT_MAX_IN_FLIGHT === undefined) delete env.ACCOUNT_MAX_IN_FLIGHT;
+    const base = {
+      sellers: accounts.length,
+      productsPerSeller: o.sellerProducts,
+      perHour: Object.fromEntries(MIX_KINDS.map((k) => [k.id, k.perHour])),
+      accountMaxInFlight: process.env.ACCOUNT_MAX_IN_FLIGHT ?? 'default',
+      closedLoopWorkers: o.connections,
+    };
+    let window: { from: number; to: number } | undefined;
+    try {
+      const value = await this.withService(
+        'mix',
+        async (service) => {
+          log(`mix: ${accounts.length} sellers log in and read their keys`);
+          const sellers = await connectSellers(service.origin, accounts, o.sellerProducts);
+          const target = { origin: service.origin, sellers };
+          await checkMixKinds(service.origin, sellers[0]!);
+          if (o.warmupSeconds > 0) {
+            const warm = await runClosedMix(target, o.connections, o.warmupSeconds);
+            if (warm.errors > 0) log(`mix: ${warm.errors} errors in the warm-up: ${warm.kinds.filter((k) => k.errors).map((k) => `${k.id} ${JSON.stringify(k.statuses)}`).join('; ')}`);
+          }
+          const phases: MixPhase[] = [];
+          const from = monotonicMicros();
+          const measured = async (label: string, share: number | undefined, run: () => Promise<MixRun>) => {
+            const cpuBefore = service.cpuMicros();
+            const machineBefore = machineBusyMicros();
+            const started = monotonicMicros();
+            const r = await run();
+            const micros = monotonicMicros() - started;
+            const cpu = service.cpuMicros() - cpuBefore;
+            const machine = machineBusyMicros() - machineBefore;
+            const phase: MixPhase = {
+              ...r,
+              label,
+              ...(share !== undefined ? { share } : {}),
+              serverCpuMicrosPerRequest: r.requests ? cpu / r.requests : NaN,
+              serverCpuShare: cpu / micros,
+              otherCores: Math.max(0, (machine - cpu - r.clientCpuShare * micros) / micros),
+              peakRssMb: mib(service.peakRss()),
+            };
+            phases.push(phase);
+            log(`mix ${label}: ${phase.requestsPerSecond.toFixed(0)} req/s${r.targetRate !== undefined ? ` (asked ${r.targetRate.toFixed(0)})` : ''}, ${r.errors} errors, server CPU ${phase.serverCpuMicrosPerRequest.toFixed(0)} µs/request`);
+            return phase;
+          };
+          const capacity = await measured('capacity', undefined, () => runClosedMix(target, o.connections, o.seconds));
+          for (const pct of o.mixRates) await measured(`${pct}%`, pct / 100, () => runOpenMix(target, (capacity.requestsPerSecond * pct) / 100, o.seconds));
+          window = { from, to: monotonicMicros() };
+          return { result: 'ok', ...base, phases } satisfies MixResult;
+        },
+        env,
+      );
+      const profile = this.profileOf('mix', window);
+      if (profile) console.log('\n' + formatProfile('connector mix (all runs)', profile));
+      return value;
+    } catch (error) {
+      return { result: 'FAILED', note: (error as Error).message, ...base, phases: [] };
+    }
+  }
+
   async stopAll(): Promise<void> {
     await Promise.all([...this.live].map((p) => p.stop()));
   }
@@ -491,8 +586,17 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    log(`preparing the ${options.engine} database: ${options.products.toLocaleString('en-US')} products`);
-    db = options.engine === 'sqlite' ? await sqliteDatabase(workDir, options.products, log) : await postgresDatabase(options.products, log);
+    // The mix has sellers of its own: run alone, it needs no big catalogue.
+    const mixOnly = options.only !== undefined && options.only.every((id) => id === 'mix');
+    const products = mixOnly ? 100 : options.products;
+    let sellers: MixSellerAccount[] = [];
+    const seedMore: SeedMore | undefined = options.only?.includes('mix')
+      ? async (store) => {
+          sellers = await seedSellers(store, options.sellers, options.sellerProducts, log);
+        }
+      : undefined;
+    log(`preparing the ${options.engine} database: ${products.toLocaleString('en-US')} products${seedMore ? `, and ${options.sellers} sellers for the mix` : ''}`);
+    db = options.engine === 'sqlite' ? await sqliteDatabase(workDir, products, log, seedMore) : await postgresDatabase(products, log, seedMore);
     log(`database: ${db.description}; durability: ${db.durability.setting}${db.durability.durable ? '' : ' — NOT DURABLE'}`);
     if (db.durability.commitMs !== undefined) {
       log(`one durable SQLite commit on this disk (a one-row INSERT, WAL, synchronous=FULL): ${db.durability.commitMs.toFixed(2)} ms (median), so at most ${(1000 / db.durability.commitMs).toFixed(0)} commits/s one after another`);
@@ -526,6 +630,11 @@ async function main(): Promise<void> {
       compressedExports.push(await bench.export(coding));
     }
     for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
+    let mix: MixResult | undefined;
+    if (options.only?.includes('mix')) {
+      log(`the connector mix: ${options.sellers} sellers, closed loop for the capacity, then open loops at ${options.mixRates.join(', ')}% of it`);
+      mix = await bench.mix(sellers);
+    }
     if (options.calibrate) {
       if (bench.baselines.length === 0) await bench.baseline('the calibration');
       for (const micros of CALIBRATION_MICROS) rows.push(await bench.calibration(micros));
@@ -536,14 +645,28 @@ async function main(): Promise<void> {
     // The rows of the floor and the calibration are for comparison: the targets are the service's.
     const targets = evaluateTargets(options.engine, rows.filter((r) => !r.id.startsWith('floor-') && !r.id.startsWith('calibrate-')), exported, db.durability.commitMs);
     const seconds = (performance.now() - started) / 1000;
-    console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
-    console.log(formatTable(baseline, rows));
+    if (rows.length > 0) {
+      console.log(`\nResults (${options.engine}; ${options.connections} connections, ${options.seconds} s each; ratios to the baseline's req/s and CPU µs per request):\n`);
+      console.log(formatTable(baseline, rows));
+    }
     const againstFloor = formatFloorComparison(rows);
     if (againstFloor) console.log('\n' + againstFloor);
     if (exported) console.log('\n' + formatExport(exported));
     for (const e of compressedExports) console.log('\n' + formatExport(e) + (exported ? '\n' + formatCompressedExport(exported, e) : ''));
-    console.log(`\nTargets (${options.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}; printed, not asserted):`);
-    console.log(formatTargets(targets));
+    if (rows.length > 0 || exported || compressedExports.length > 0) {
+      console.log(`\nTargets (${options.engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}; printed, not asserted):`);
+      console.log(formatTargets(targets));
+    }
+    const mixGoals = mix ? evaluateMixGoals(mix) : [];
+    if (mix) {
+      console.log(`\nConnector mix (${options.engine}; ${mix.sellers} sellers × ${mix.productsPerSeller} products; fair share ACCOUNT_MAX_IN_FLIGHT=${mix.accountMaxInFlight}; latencies from each request's scheduled time):`);
+      if (mix.result !== 'ok') console.log(`  FAILED: ${mix.note}`);
+      else {
+        console.log(formatMixPhases(mix));
+        for (const phase of mix.phases) console.log(`\n${phase.mode === 'closed' ? 'capacity (closed loop: latency from the send)' : `open loop at ${phase.label} of capacity`}:\n${formatMixKinds(phase)}`);
+        console.log(`\nMix goals at 50% of capacity (printed, not asserted):\n${formatMixGoals(options.engine, mixGoals)}`);
+      }
+    }
     const profiled = [...rows.filter((r) => r.profile).map((r) => [r.title, r.profile!] as const), ...(exported?.profile ? [['full export', exported.profile] as const] : [])];
     if (profiled.length) {
       console.log('');
@@ -552,7 +675,8 @@ async function main(): Promise<void> {
     }
     console.log(`\nbench finished in ${(seconds / 60).toFixed(1)} min (${seconds.toFixed(0)} s; seeding ${db.seedSeconds.toFixed(0)} s)`);
 
-    fs.mkdirSync(RESULTS, { recursive: true });
+    const resultsDir = options.resultsDir ?? RESULTS;
+    fs.mkdirSync(resultsDir, { recursive: true });
     const document = {
       engine: options.engine,
       date: new Date().toISOString(),
@@ -575,13 +699,14 @@ async function main(): Promise<void> {
       export: exported,
       compressedExports,
       targets,
+      ...(mix ? { mix: { ...mix, goals: mixGoals } } : {}),
       runSeconds: seconds,
     };
-    const file = path.join(RESULTS, `${options.engine}-${stamp}.json`);
+    const file = path.join(resultsDir, `${options.engine}-${stamp}.json`);
     fs.writeFileSync(file, JSON.stringify(document, null, 2) + '\n');
-    fs.writeFileSync(path.join(RESULTS, `latest-${options.engine}.json`), JSON.stringify(document, null, 2) + '\n');
+    fs.writeFileSync(path.join(resultsDir, `latest-${options.engine}.json`), JSON.stringify(document, null, 2) + '\n');
     console.log(`results: ${path.relative(process.cwd(), file)} (and latest-${options.engine}.json)`);
-    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED' || compressedExports.some((e) => e.result === 'FAILED');
+    const failed = rows.some((r) => r.result === 'FAILED') || exported?.result === 'FAILED' || compressedExports.some((e) => e.result === 'FAILED') || mix?.result === 'FAILED';
     if (failed) {
       console.log('\nSome workloads FAILED (see the result column): their figures are not valid.');
       process.exitCode = 1;

@@ -91,7 +91,10 @@ export class BenchSetupError extends Error {}
 const PASSWORD = 'bench-password-0123456789';
 
 
-async function seed(store: Store, products: number, log: (line: string) => void): Promise<{ account: BenchAccount; seconds: number }> {
+/** More seeding in the same store after the catalogue (the connector mix's sellers, mix-seed.ts). */
+export type SeedMore = (store: Store) => Promise<void>;
+
+async function seed(store: Store, products: number, log: (line: string) => void, more?: SeedMore): Promise<{ account: BenchAccount; seconds: number }> {
   await store.migrate();
   const userName = `bench-${process.pid}-${Date.now()}`;
   const created = await createAccount(store, systemClock, { userName, password: PASSWORD });
@@ -99,6 +102,7 @@ async function seed(store: Store, products: number, log: (line: string) => void)
   await seedCatalogue(model, store, new EntityStore(model, store), created.accountId, products);
   const seconds = (performance.now() - started) / 1000;
   log(`seeded ${products} products in ${seconds.toFixed(1)} s`);
+  await more?.(store);
   return { account: { userName, password: PASSWORD, subscriptionToken: created.subscriptionToken, accountId: created.accountId }, seconds };
 }
 
@@ -118,7 +122,7 @@ async function checkDurability(store: Store, accountId: number): Promise<Durabil
   return { setting: `fsync=${fsync}, synchronous_commit=${commit}`, durable: fsync === 'on' && commit !== 'off' && commit !== 'local' };
 }
 
-export async function sqliteDatabase(workDir: string, products: number, log: (line: string) => void): Promise<BenchDatabase> {
+export async function sqliteDatabase(workDir: string, products: number, log: (line: string) => void, more?: SeedMore): Promise<BenchDatabase> {
   const seedDir = path.join(workDir, 'seed');
   fs.mkdirSync(seedDir, { recursive: true });
   const template = path.join(seedDir, 'catalogue.db');
@@ -126,7 +130,7 @@ export async function sqliteDatabase(workDir: string, products: number, log: (li
   let seeded: { account: BenchAccount; seconds: number };
   let durability: Durability;
   try {
-    seeded = await seed(store, products, log);
+    seeded = await seed(store, products, log, more);
     durability = { ...(await checkDurability(store, seeded.account.accountId)), commitMs: probeCommit(seedDir) };
   } finally {
     // Closing the last connection checkpoints the WAL into the main file.
@@ -156,7 +160,7 @@ export async function sqliteDatabase(workDir: string, products: number, log: (li
 
 const redact = (url: string) => url.replace(/\/\/([^:@/]+)(:[^@/]*)?@/, '//$1@');
 
-export async function postgresDatabase(products: number, log: (line: string) => void): Promise<BenchDatabase> {
+export async function postgresDatabase(products: number, log: (line: string) => void, more?: SeedMore): Promise<BenchDatabase> {
   const givenUrl = process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || undefined;
   if (givenUrl !== undefined && !/^postgres(ql)?:\/\//i.test(givenUrl)) {
     throw new BenchSetupError(`--engine postgres needs a postgres:// URL in BENCH_DATABASE_URL or DATABASE_URL, not '${redact(givenUrl)}'`);
@@ -191,7 +195,7 @@ export async function postgresDatabase(products: number, log: (line: string) => 
   let seeded: { account: BenchAccount; seconds: number };
   let durability: Durability;
   try {
-    seeded = await seed(store, products, log);
+    seeded = await seed(store, products, log, more);
     durability = await checkDurability(store, seeded.account.accountId);
     await vacuumAnalyze(ownerUrl ?? appUrl, log);
   } catch (error) {
