@@ -564,6 +564,9 @@ async function main(): Promise<void> {
       `  each workload runs against its own \`catalogue serve\` process (LOG_LEVEL ${process.env.BENCH_LOG_LEVEL || process.env.LOG_LEVEL || 'info (service default)'}), on its own copy of the seeded database where the engine allows`,
       `  baseline: a bare node:http process answering 300 bytes of JSON, measured right before each workload with the same load (connections, duration, the connector's request headers)`,
       `  catalogue: ${options.products.toLocaleString('en-US')} products seeded by test/support/catalogue-seed.ts (each: 5 specifics, 3 images, 10 variations with 2 specifics and 1 picture)`,
+      options.only?.includes('mix')
+        ? `  mix: ${options.sellers} sellers × ${options.sellerProducts} products and 5 orders; a closed loop of ${options.connections} workers for the capacity, then open loops at ${options.mixRates.join(', ')}% of it, latency from each request's scheduled time (own load generator, not autocannon)`
+        : '',
       options.cpuProf ? `  --cpu-prof: profiles in ${profileDir}` : '',
     ]
       .filter(Boolean)

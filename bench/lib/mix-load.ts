@@ -157,7 +157,10 @@ class MixClient {
   readonly records = MIX_KINDS.map((k) => new KindRecord(k));
 
   constructor(private readonly target: MixTarget) {
-    this.agents = target.sellers.map(() => new http.Agent({ keepAlive: true }));
+    // With a timeout of its own the agent also honours the server's `Keep-Alive: timeout=5` and
+    // drops an idle socket a second before the server would: without one it would reuse sockets
+    // the server is closing (ECONNRESET) once a seller's pause is longer than that.
+    this.agents = target.sellers.map(() => new http.Agent({ keepAlive: true, timeout: TIMEOUT_MS }));
   }
 
   /** Sends one request of `kind` for `seller`; its latency counts from `since` (performance.now() ms). */
