@@ -32,6 +32,11 @@ export interface KindSummary {
   readonly p99Ms: number;
   readonly p999Ms: number;
   readonly maxMs: number;
+  /**
+   * p99 of the time from the actual send to the answer. Open loop: the scheduled latency less
+   * the generator's own lateness; far below p99Ms when the generator, not the server, fell behind.
+   */
+  readonly p99FromSendMs: number;
   /** Answers with another status than the kind's, bodies that failed its check, connection errors and timeouts. */
   readonly errors: number;
   readonly timeouts: number;
@@ -88,6 +93,7 @@ class Samples {
 /** What one kind's answers were during a run. */
 class KindRecord {
   readonly latencies = new Samples();
+  readonly fromSend = new Samples();
   errors = 0;
   timeouts = 0;
   bytes = 0;
@@ -107,6 +113,7 @@ class KindRecord {
       p99Ms: percentile(sorted, 99),
       p999Ms: percentile(sorted, 99.9),
       maxMs: sorted.length ? sorted[sorted.length - 1]! : NaN,
+      p99FromSendMs: percentile(this.fromSend.sorted(), 99),
       errors: this.errors,
       timeouts: this.timeouts,
       statuses: this.statuses,
@@ -168,6 +175,7 @@ class MixClient {
     const record = this.records[kind]!;
     const s = this.target.sellers[seller]!;
     const shape = record.kind.request(s, record.n++, this.target.origin);
+    const sent = performance.now();
     try {
       const answer = await send(this.target.origin, this.agents[seller]!, shape, record.kind.verify !== undefined);
       record.bytes += answer.bytes;
@@ -179,7 +187,9 @@ class MixClient {
       const name = error instanceof TimeoutError ? 'timeout' : ((error as NodeJS.ErrnoException).code ?? 'error');
       record.statuses[name] = (record.statuses[name] ?? 0) + 1;
     }
-    record.latencies.add(performance.now() - since);
+    const answered = performance.now();
+    record.latencies.add(answered - since);
+    record.fromSend.add(answered - sent);
   }
 
   close(): void {
