@@ -59,8 +59,17 @@ export function formatMixPhases(mix: MixResult): string {
       p.compression !== undefined ? `${fmt(p.compression, 1)}×` : '–',
     ]);
   }
-  return table(lines);
+  const behind = mix.phases.filter((p) => p.lag && p.lag.p99Ms > BEHIND_MS);
+  const notes = behind.map(
+    (p) =>
+      `note: at ${p.label} the generator fell behind its schedule (send lag p99 ${fmt(p.lag!.p99Ms, 1)} ms, max ${fmt(p.lag!.maxMs, 1)} ms; ` +
+      `client CPU ${fmt(p.clientCpuShare, 2)}, other processes ${fmt(p.otherCores, 2)} cores): that lateness is in its latencies, compare p99 from send`,
+  );
+  return [table(lines), ...notes].join('\n');
 }
+
+/** Send lag p99 above which the report says the generator fell behind (timers alone make 1–2 ms). */
+const BEHIND_MS = 5;
 
 /** Per request kind of one phase: count, p50, p99, p99.9, max, errors and the goal. */
 export function formatMixKinds(phase: MixPhase): string {
