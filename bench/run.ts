@@ -403,19 +403,75 @@ class Bench {
     return rows;
   }
 
-  /** The full export, `coding` as the client asks for it (gzip: in a service process of its own). */
-  async export(coding: ExportCoding = 'identity'): Promise<ExportResult> {
+  /**
+   * The full export in each of `codings` as the client asks for it, each coding in a service
+   * process of its own, all started at once. The runs go in turns (identity, gzip, br, identity,
+   * …), so that a change in the machine's other load falls on every coding alike instead of on
+   * whichever ran last: on a shared machine their wall times are only comparable so.
+   */
+  async exports(codings: readonly ExportCoding[]): Promise<ExportResult[]> {
     const products = this.db.products;
-    const label = coding === 'identity' ? 'export' : `export-${coding}`;
-    let window: { from: number; to: number } | undefined;
-    try {
-      const value: ExportResult = await this.withService(label, async (service) => {
-        const credentials = await this.credentials(service);
-        const count = await request(`${service.origin}${SERVICE_PATH}/Products/$count`, { headers: connectorHeaders(credentials) });
-        if (count.status !== 200 || Number(count.body) !== products) throw new Error(`Products/$count answered ${count.status} ${count.body.slice(0, 200)}, expected ${products}`);
-        const runs: ExportResult['runs'][number][] = [];
-        const from = monotonicMicros();
-        for (let i = 0; i < this.options.exportRuns; i++) {
+    const labelOf = (coding: ExportCoding) => (coding === 'identity' ? 'export' : `export-${coding}`);
+    const runs = new Map<ExportCoding, ExportResult['runs'][number][]>(codings.map((c) => [c, []]));
+    const windows = new Map<ExportCoding, { from: number; to: number }>();
+    const peakRss = new Map<ExportCoding, number>();
+    const failures = new Map<ExportCoding, string>();
+    // Nested: each service is stopped (and its profile written) after the others are done.
+    const withServices = async (rest: readonly ExportCoding[], started: { coding: ExportCoding; service: ServerProcess; credentials: Credentials }[]): Promise<void> => {
+      if (rest.length === 0) return this.exportRounds(started, runs, windows, peakRss, failures);
+      const [coding, ...others] = rest as [ExportCoding, ...ExportCoding[]];
+      let ready = false;
+      try {
+        await this.withService(labelOf(coding), async (service) => {
+          const credentials = await this.credentials(service);
+          const count = await request(`${service.origin}${SERVICE_PATH}/Products/$count`, { headers: connectorHeaders(credentials) });
+          if (count.status !== 200 || Number(count.body) !== products) throw new Error(`Products/$count answered ${count.status} ${count.body.slice(0, 200)}, expected ${products}`);
+          ready = true;
+          await withServices(others, [...started, { coding, service, credentials }]);
+        });
+      } catch (error) {
+        failures.set(coding, (error as Error).message);
+        // A service that did not start: the other codings run without it.
+        if (!ready) await withServices(others, started);
+      }
+    };
+    await withServices(codings, []);
+    return codings.map((coding): ExportResult => {
+      const failure = failures.get(coding);
+      const done = runs.get(coding)!;
+      if (failure !== undefined || done.length === 0) return { result: 'FAILED', note: failure ?? 'not run', coding, products, runs: [] };
+      const best = done.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+      const value: ExportResult = {
+        result: 'ok',
+        coding,
+        products,
+        runs: done,
+        bestSeconds: best.seconds,
+        bestMegabytesPerSecond: best.megabytesPerSecond,
+        megabytes: best.megabytes,
+        wireMegabytes: best.wireMegabytes,
+        peakRssMb: peakRss.get(coding)!,
+      };
+      const profile = this.profileOf(labelOf(coding), windows.get(coding));
+      return profile ? { ...value, profile } : value;
+    });
+  }
+
+  /** The export runs of the started services, in turns: round after round, one run of each. */
+  private async exportRounds(
+    started: readonly { coding: ExportCoding; service: ServerProcess; credentials: Credentials }[],
+    runs: Map<ExportCoding, ExportResult['runs'][number][]>,
+    windows: Map<ExportCoding, { from: number; to: number }>,
+    peakRss: Map<ExportCoding, number>,
+    failures: Map<ExportCoding, string>,
+  ): Promise<void> {
+    const products = this.db.products;
+    const from = monotonicMicros();
+    for (let i = 0; i < this.options.exportRuns; i++) {
+      for (const { coding, service, credentials } of started) {
+        if (failures.has(coding)) continue;
+        const label = coding === 'identity' ? 'export' : `export-${coding}`;
+        try {
           const cpuBefore = service.cpuMicros();
           const machineBefore = machineBusyMicros();
           const clientBefore = process.cpuUsage();
@@ -426,7 +482,7 @@ class Bench {
           const otherCores = Math.max(0, ((machineBusyMicros() - machineBefore) / 1e6 - cpuSeconds - clientSeconds) / r.seconds);
           if (r.status !== 200) throw new Error(`the export answered ${r.status}: ${extractMessage(r.errorBody ?? '')}`);
           if (r.productEntities < products) throw new Error(`the export held ${r.productEntities} product entities, expected at least ${products}`);
-          runs.push({
+          runs.get(coding)!.push({
             seconds: r.seconds,
             firstByteSeconds: r.firstByteSeconds,
             megabytes: r.bytes / 1e6,
@@ -437,30 +493,19 @@ class Bench {
             clientCpuShare: clientSeconds / r.seconds,
             otherCores,
           });
+          peakRss.set(coding, mib(service.peakRss()));
           log(
             `${label} run ${i + 1}: ${r.seconds.toFixed(2)} s, ${(r.bytes / 1e6).toFixed(0)} MB${coding === 'identity' ? '' : ` (${(r.wireBytes / 1e6).toFixed(1)} MB in ${coding})`}, server CPU ${cpuSeconds.toFixed(2)} s, ` +
               `client CPU ${(clientSeconds / r.seconds).toFixed(2)} cores, other processes ${otherCores.toFixed(2)} cores, peak RSS so far ${mib(service.peakRss()).toFixed(0)} MB`,
           );
+        } catch (error) {
+          const tail = service.logTail(8);
+          failures.set(coding, `${(error as Error).message}\n  server log (${service.logFile}), last lines:\n${tail.replace(/^/gm, '    ')}`);
         }
-        window = { from, to: monotonicMicros() };
-        const best = runs.reduce((a, b) => (b.seconds < a.seconds ? b : a));
-        return {
-          result: 'ok',
-          coding,
-          products,
-          runs,
-          bestSeconds: best.seconds,
-          bestMegabytesPerSecond: best.megabytesPerSecond,
-          megabytes: best.megabytes,
-          wireMegabytes: best.wireMegabytes,
-          peakRssMb: mib(service.peakRss()),
-        } satisfies ExportResult;
-      });
-      const profile = this.profileOf(label, window);
-      return profile ? { ...value, profile } : value;
-    } catch (error) {
-      return { result: 'FAILED', note: (error as Error).message, coding, products, runs: [] };
+      }
     }
+    const to = monotonicMicros();
+    for (const { coding } of started) windows.set(coding, { from, to });
   }
 
   /**
@@ -620,17 +665,17 @@ async function main(): Promise<void> {
     for (const w of WORKLOADS) if (!w.writes && selected(w.id)) await runWorkload(w);
     // Before the writes: on PostgreSQL every process shares the database, and the export is of
     // the seeded catalogue only.
+    // The compressed exports are asked for by name only (each adds a service process and three
+    // exports to a run); with them, all the exports run in turns (Bench.exports).
+    const exportCodings = (['identity', 'gzip', 'br'] as const).filter((c) => (c === 'identity' ? selected('export') : options.only?.includes(`export-${c}`)));
     let exported: ExportResult | undefined;
-    if (selected('export')) {
-      log(`full export of ${db.products.toLocaleString('en-US')} products × ${options.exportRuns}`);
-      exported = await bench.export();
-    }
-    // Asked for by name only: each adds a service process and three exports to a run.
     const compressedExports: ExportResult[] = [];
-    for (const coding of ['gzip', 'br'] as const) {
-      if (!options.only?.includes(`export-${coding}`)) continue;
-      log(`full export of ${db.products.toLocaleString('en-US')} products in ${coding} × ${options.exportRuns}`);
-      compressedExports.push(await bench.export(coding));
+    if (exportCodings.length > 0) {
+      log(`full export of ${db.products.toLocaleString('en-US')} products in ${exportCodings.join(', ')} × ${options.exportRuns}${exportCodings.length > 1 ? ', in turns' : ''}`);
+      for (const e of await bench.exports(exportCodings)) {
+        if (e.coding === 'identity') exported = e;
+        else compressedExports.push(e);
+      }
     }
     for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
     let mix: MixResult | undefined;
@@ -670,7 +715,10 @@ async function main(): Promise<void> {
         console.log(`\nMix goals at 50% of capacity (printed, not asserted):\n${formatMixGoals(options.engine, mixGoals)}`);
       }
     }
-    const profiled = [...rows.filter((r) => r.profile).map((r) => [r.title, r.profile!] as const), ...(exported?.profile ? [['full export', exported.profile] as const] : [])];
+    const profiled = [
+      ...rows.filter((r) => r.profile).map((r) => [r.title, r.profile!] as const),
+      ...[exported, ...compressedExports].filter((e) => e?.profile).map((e) => [e!.coding === 'identity' ? 'full export' : `full export in ${e!.coding}`, e!.profile!] as const),
+    ];
     if (profiled.length) {
       console.log('');
       for (const [title, p] of profiled) console.log(formatProfile(title, p) + '\n');

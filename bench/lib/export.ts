@@ -36,6 +36,8 @@ export interface ExportRun {
 
 export type ExportCoding = 'identity' | 'gzip' | 'br';
 
+const DECODED_PIECE_BYTES = 64 * 1024;
+
 export function runExport(origin: string, credentials: Credentials, coding: ExportCoding = 'identity'): Promise<ExportRun> {
   // An entity's __metadata comes first, so this marks the start of each product entity (a
   // deferred link's uri has another prefix).
@@ -86,7 +88,13 @@ export function runExport(origin: string, credentials: Credentials, coding: Expo
       };
       res.on('error', reject);
       if (answered === 'gzip' || answered === 'br') {
-        const gunzip = res.pipe(answered === 'gzip' ? zlib.createGunzip() : zlib.createBrotliDecompress());
+        // Decoded into pieces of 64 KiB, the size of the socket's reads that an identity answer
+        // arrives in, so that the counting above costs the same per byte in every coding. zlib's
+        // default of 16 KiB made four times the pieces, and the client's CPU per export grew by
+        // about half a second (0.2 s of it zlib's own overhead per piece), on the same machine
+        // as the server.
+        const options = { chunkSize: DECODED_PIECE_BYTES };
+        const gunzip = res.pipe(answered === 'gzip' ? zlib.createGunzip(options) : zlib.createBrotliDecompress(options));
         gunzip.on('data', onBody);
         gunzip.on('end', onEnd);
         gunzip.on('error', reject);

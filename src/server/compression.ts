@@ -106,11 +106,25 @@ export function codingOf(negotiated: Negotiated, contentType: string | undefined
   return first;
 }
 
-/** A compressing stream for a streamed answer (zlib's work runs on libuv's thread pool). */
+/**
+ * A compressing stream for a streamed answer (zlib's work runs on libuv's thread pool). Every
+ * write is flushed as it is compressed: the flush is the stream's default flag, so a piece and its
+ * flush are one zlib call, one trip to the thread pool and one callback on the event loop, where a
+ * write followed by flush() made two of each (the main thread's CPU for the export fell by 0.1 to
+ * 0.2 s, docs/operating.md "Compression"). Output comes in buffers of STREAM_CHUNK_BYTES rather than
+ * zlib's 16 KiB: a quarter fewer output pieces and about 8% less CPU on a sample of the export. gzip
+ * and deflate use memLevel 9 (zlib's largest hash table, 128 KiB more per stream), a few percent
+ * less CPU than the default 8 at the same size.
+ */
 export function compressor(coding: Exclude<Coding, 'identity'>, level: number): Compressor {
-  if (coding === 'br') return zlib.createBrotliCompress(brotliOptions());
-  return coding === 'gzip' ? zlib.createGzip({ level }) : zlib.createDeflate({ level });
+  const stream = { flush: syncFlushOf(coding), chunkSize: STREAM_CHUNK_BYTES };
+  if (coding === 'br') return zlib.createBrotliCompress({ ...brotliOptions(), ...stream });
+  const options = { ...stream, level, memLevel: 9 };
+  return coding === 'gzip' ? zlib.createGzip(options) : zlib.createDeflate(options);
 }
+
+/** zlib's output buffer for a streamed answer (its default is 16 KiB). */
+const STREAM_CHUNK_BYTES = 64 * 1024;
 
 export type Compressor = zlib.Gzip | zlib.Deflate | zlib.BrotliCompress;
 
@@ -119,7 +133,7 @@ export type Compressor = zlib.Gzip | zlib.Deflate | zlib.BrotliCompress;
  * Z_SYNC_FLUSH for gzip and deflate, BROTLI_OPERATION_FLUSH for brotli, whose own constants mean
  * other things (its 2 would end the stream).
  */
-export function syncFlushOf(coding: Exclude<Coding, 'identity'>): number {
+function syncFlushOf(coding: Exclude<Coding, 'identity'>): number {
   return coding === 'br' ? zlib.constants.BROTLI_OPERATION_FLUSH : zlib.constants.Z_SYNC_FLUSH;
 }
 

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
 import { odataHeaders, type BodyStream, type Reply, type Responder, type StreamHead } from '../service/responder';
 import type { ProtocolVersion } from '../odata/negotiate';
-import { answerStarted, codingOf, compressor, compressWhole, negotiatedFor, setCompressing, syncFlushOf, type Coding, type Compressor, type Negotiated } from './compression';
+import { answerStarted, codingOf, compressor, compressWhole, negotiatedFor, setCompressing, type Coding, type Compressor, type Negotiated } from './compression';
 
 /**
  * The header lines of a whole answer as the flat list writeHead() takes: the OData headers, the
@@ -126,7 +126,7 @@ export class HttpResponder implements Responder {
     const coding = negotiated ? codingOf(negotiated, head.contentType, undefined) : 'identity';
     if (negotiated) for (const [name, value] of Object.entries(codingHeaders(coding))) res.setHeader(name, value);
     if (coding === 'identity') return this.plainStream();
-    return this.compressedStream(compressor(coding, negotiated!.level), syncFlushOf(coding));
+    return this.compressedStream(compressor(coding, negotiated!.level));
   }
 
   /** The body as written: each piece to the socket. */
@@ -149,7 +149,7 @@ export class HttpResponder implements Responder {
 
   /**
    * The body through `zlib` to the socket. Each piece the writer hands over (ChunkedOutput's
-   * buffers of 128 KiB: about one page of a connector's products) is followed by a sync flush, so
+   * buffers of 128 KiB: about one page of a connector's products) is compressed with a sync flush, so
    * the client can decode all of it as soon as zlib has passed it on, not only when the answer
    * ends. zlib works on the thread pool while the writer makes the next pieces: a write resolves
    * at once while fewer than PIECES_AHEAD pieces wait in zlib, and otherwise when the oldest of
@@ -157,7 +157,7 @@ export class HttpResponder implements Responder {
    * back-pressure), so a slow client holds the writer back as it does without compression, and
    * memory stays bounded by those few pieces.
    */
-  private compressedStream(z: Compressor, syncFlush: number): BodyStream {
+  private compressedStream(z: Compressor): BodyStream {
     const res = this.res;
     // Ends the response when zlib ends; destroys zlib when the client goes away.
     pipeline(z, res, () => {});
@@ -165,8 +165,8 @@ export class HttpResponder implements Responder {
     return {
       write: (chunk: Buffer): Promise<void> => {
         if (this.gone) return Promise.reject(goneError());
+        // Compressed and flushed in one call (the compressor's default flush, see compressor()).
         waiting.push(new Promise<void>((through) => z.write(chunk, () => through())));
-        z.flush(syncFlush);
         if (waiting.length <= PIECES_AHEAD) return Promise.resolve();
         const oldest = waiting.shift()!;
         return this.whenTaken((taken) => {

@@ -107,10 +107,13 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
   });
   const element = properties.map((p) => (value: EdmValue | undefined) => propertyElement(p, value));
   const elementOf = (i: number) => `element[${i}](values.${memberSource(type, type.properties[i]!)})`;
-  // Only a String's text can hold characters outside ASCII.
+  // Only a String's text can hold characters outside ASCII, and its element holds some exactly
+  // when the value does (the tags are ASCII; xmlText() writes ASCII for ASCII). The value is
+  // tested, not the element: the value is one flat string, while the element is built of three,
+  // and a regular expression flattens its subject first, a copy of every string's element.
   const apartSteps = type.properties.map((def, i) =>
     def.type === 'Edm.String'
-      ? `e = ${elementOf(i)}; if (NON_ASCII.test(e)) { sink.append(out); sink.appendApart(e); out = ''; } else out += e;`
+      ? `v = values.${memberSource(type, def)}; if (typeof v === 'string' && NON_ASCII.test(v)) { sink.append(out); sink.appendApart(element[${i}](v)); out = ''; } else out += element[${i}](v);`
       : `out += ${elementOf(i)};`,
   );
   const navigationByName = new Map<string, NavigationTemplate>();
@@ -134,7 +137,7 @@ function buildTemplate(type: EntityTypeDef): TypeTemplate {
     category: `<category term="${escapeXml(typeName)}" scheme="${SCHEME}" />`,
     properties,
     allProperties: compileOver({ element }, `(values) => ${type.properties.length > 0 ? type.properties.map((_, i) => elementOf(i)).join(' + ') : "''"}`),
-    allPropertiesApart: compileOver({ element, NON_ASCII }, `(values, sink, out) => { let e; ${apartSteps.join(' ')} return out; }`),
+    allPropertiesApart: compileOver({ element, NON_ASCII }, `(values, sink, out) => { let v; ${apartSteps.join(' ')} return out; }`),
     navigations,
     allLinks: compileAround(navigations.map((n) => [n.link.open, `${n.link.hrefSuffix}" />`])),
     navigationByName,
@@ -233,6 +236,19 @@ function propertyElement(p: PropertyTemplate, value: EdmValue | undefined): stri
 
 type Expanded = EntityRecord | null | readonly EntityRecord[];
 
+/** The response's service root and <updated> as XML text: the same in every entry of a feed. */
+interface EscapedContext {
+  readonly root: string;
+  readonly updated: string;
+}
+const escapedContexts = new WeakMap<WriteContext, EscapedContext>();
+
+function escapedOf(ctx: WriteContext): EscapedContext {
+  let e = escapedContexts.get(ctx);
+  if (!e) escapedContexts.set(ctx, (e = { root: escapeXml(ctx.serviceRoot), updated: escapeXml(ctx.updated) }));
+  return e;
+}
+
 const PROPERTIES_OPEN = '<content type="application/xml"><m:properties>';
 const PROPERTIES_CLOSE = '</m:properties></content>';
 
@@ -243,8 +259,7 @@ const PROPERTIES_CLOSE = '</m:properties></content>';
 function writeEntry(ctx: WriteContext, rec: EntityRecord, rootAttributes: string, sink: TextSink): void {
   const t = templateOf(rec.type);
   const path = entityPath(rec.type, keyOf(rec, t));
-  const root = escapeXml(ctx.serviceRoot);
-  const updated = escapeXml(ctx.updated);
+  const { root, updated } = escapedOf(ctx);
   const selection = ctx.select ? selectionOf(ctx.select) : undefined;
 
   const etag = rec.version === undefined ? '' : ` m:etag="W/&quot;${rec.version}&quot;"`;
