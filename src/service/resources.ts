@@ -190,7 +190,7 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
       for (const rec of next.value.records) {
         format.feedEntry(wctx, rec, first, out);
         first = false;
-        await out.drain();
+        if (out.filled) await out.drain();
       }
       delivered += next.value.records.length;
       next = await pages.next();
