@@ -224,8 +224,14 @@ export function liveSessionOfAccountStatement(
   idleCutoff: number,
   accountId: number,
 ): { sql: string; params: SqlValue[] } {
-  return { sql: `${LIVE_SESSION_WITH_TOKEN} AND s.account_id = ?`, params: [sessionHash, now, idleCutoff, tokenHash, accountId] };
+  return { sql: LIVE_SESSION_OF_ACCOUNT, params: [sessionHash, now, idleCutoff, tokenHash, accountId] };
 }
+
+/**
+ * One string for every request: the executors look their prepared statement up by the text, and
+ * a text built anew per request had to be flattened and hashed again each time.
+ */
+const LIVE_SESSION_OF_ACCOUNT = `${LIVE_SESSION_WITH_TOKEN} AND s.account_id = ?`;
 
 /** A row of LIVE_SESSION_WITH_TOKEN. */
 export function liveSessionOf(row: { account_id?: unknown; last_seen_at?: unknown }): LiveSession {

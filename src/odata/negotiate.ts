@@ -136,17 +136,39 @@ export type HeaderLookup = (name: string) => string | undefined;
  */
 export function readVersionHeaders(header: HeaderLookup, policy: ResponseVersionPolicy = 'auto'): VersionHeaders {
   const dataServiceVersion = header('dataserviceversion');
+  const maxHeader = header('maxdataserviceversion');
+  const minHeader = header('mindataserviceversion');
+  // A client sends the same few values on every request: each combination is read once. Each
+  // value is prefixed with its length (-1: absent), so no two combinations share a key.
+  const key = `${policy} ${lengthPrefixed(dataServiceVersion)} ${lengthPrefixed(maxHeader)} ${lengthPrefixed(minHeader)}`;
+  const known = versionsByHeaders.get(key);
+  if (known !== undefined) return known;
+  // Throws on a value it refuses: only accepted combinations are kept.
+  const versions = Object.freeze(versionsOf(dataServiceVersion, maxHeader, minHeader, policy));
+  if (key.length <= MAX_REMEMBERED_KEY) {
+    if (versionsByHeaders.size >= MAX_REMEMBERED_VERSIONS) versionsByHeaders.clear();
+    versionsByHeaders.set(key, versions);
+  }
+  return versions;
+}
+
+const lengthPrefixed = (value: string | undefined): string => (value === undefined ? '-1:' : `${value.length}:${value}`);
+
+/** readVersionHeaders() by its header values: bounded, since the values are the client's. */
+const versionsByHeaders = new Map<string, VersionHeaders>();
+const MAX_REMEMBERED_VERSIONS = 256;
+const MAX_REMEMBERED_KEY = 120;
+
+function versionsOf(dataServiceVersion: string | undefined, maxHeader: string | undefined, minHeader: string | undefined, policy: ResponseVersionPolicy): VersionHeaders {
   const requestVersion = parseVersion('DataServiceVersion', dataServiceVersion);
   if (requestVersion !== undefined && requestVersion > MAX_SUPPORTED) {
     throw badRequest(`The DataServiceVersion '${shown(dataServiceVersion!)}' is not supported: this service speaks versions 1.0 and 2.0.`);
   }
-  const maxHeader = header('maxdataserviceversion');
   const maxSent = parseVersion('MaxDataServiceVersion', maxHeader);
   const max = maxSent ?? MAX_SUPPORTED;
   if (max < 1) throw badRequest(`The MaxDataServiceVersion '${shown(maxHeader!)}' is below 1.0, the lowest version this service writes.`);
   const maxResponseVersion: ProtocolVersion = max >= 2 ? 2 : 1;
 
-  const minHeader = header('mindataserviceversion');
   const min = parseVersion('MinDataServiceVersion', minHeader);
   let minResponseVersion: ProtocolVersion = min !== undefined && min > 1 ? 2 : 1;
   if (min !== undefined) {

@@ -57,17 +57,16 @@ function odataHeaderLines(version: ProtocolVersion): readonly string[] {
  * its head goes out, and a streamed one passes through a zlib stream flushed at each piece.
  */
 export class HttpResponder implements Responder {
-  /** Set by 'close': a client that went away must end a stream at once, not leave it waiting for 'drain'. */
-  private closed = false;
   private readonly negotiated: Negotiated | undefined;
 
   /**
-   * Whether the client is gone. 'close' alone does not tell: a responder made after it fired (the
-   * client hung up while the request waited for its credentials or a connection) never hears it,
-   * and would wait for a 'drain' that never comes, holding its database connection for good.
+   * Whether the client is gone: a stream must then end at once, not wait for a 'drain' that never
+   * comes, holding its database connection for good. Read from the response itself, which also
+   * tells a responder made after 'close' fired (the client hung up while the request waited for
+   * its credentials or a connection), and needs no listener on every response.
    */
   private get gone(): boolean {
-    return this.closed || this.res.destroyed;
+    return this.res.closed || this.res.destroyed;
   }
 
   /** @param sendTimeoutMs how long a streamed write may wait for the client to take it (see Limits). */
@@ -76,9 +75,6 @@ export class HttpResponder implements Responder {
     private readonly sendTimeoutMs = 30_000,
   ) {
     this.negotiated = negotiatedFor(res);
-    res.once('close', () => {
-      this.closed = true;
-    });
   }
 
   get started(): boolean {

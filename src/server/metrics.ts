@@ -28,6 +28,13 @@ const COUNT_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500];
  * under the OData service, what sort of resource (a collection, one entity, a navigation…).
  */
 export function uriKind(model: Model, platformPath: string, path: string): string {
+  // The service's own paths as connectors write them (every request but a few): no lower-case
+  // copy of the path and no prefix strings built to compare it with, which cost more than the
+  // rest of this function (a metrics profile of GET by key).
+  if (path.startsWith(SERVICE_PATH)) {
+    const next = path.charCodeAt(SERVICE_PATH.length);
+    if (Number.isNaN(next) || next === SLASH || next === OPEN_PARENTHESIS) return serviceUriKind(model, path);
+  }
   const lower = path.toLowerCase();
   const under = (prefix: string) => lower === prefix || lower.startsWith(prefix + '/') || lower.startsWith(prefix + '(');
   if (under('/health')) return 'health';
@@ -36,17 +43,30 @@ export function uriKind(model: Model, platformPath: string, path: string): strin
   if (under('/authentication_json_appservice.axd')) return 'login';
   if (under(platformPath)) return 'platform';
   if (!under(SERVICE_PATH)) return 'unknown';
+  return serviceUriKind(model, path);
+}
+
+const SLASH = 0x2f;
+const OPEN_PARENTHESIS = 0x28;
+
+/** uriKind() of a path under the service root (in any case). */
+function serviceUriKind(model: Model, path: string): string {
   const segments = path.slice(SERVICE_PATH.length).split('/').filter((s) => s !== '');
   const first = segments[0];
   if (first === undefined) return 'service_document';
   if (first === '$metadata') return 'metadata';
   if (first === '$batch') return 'batch';
-  let name: string;
-  try {
-    name = decodeURIComponent(first.replace(/\(.*$/s, ''));
-  } catch {
-    // Not valid percent-encoded UTF-8: no set or operation has such a name.
-    return 'unknown';
+  const open = first.indexOf('(');
+  const encoded = open < 0 ? first : first.slice(0, open);
+  let name = encoded;
+  // Only a name with a percent sign can decode to another one, or fail to.
+  if (encoded.includes('%')) {
+    try {
+      name = decodeURIComponent(encoded);
+    } catch {
+      // Not valid percent-encoded UTF-8: no set or operation has such a name.
+      return 'unknown';
+    }
   }
   if (model.operationByName.has(name)) return 'operation';
   if (!model.typeBySetName.has(name)) return 'unknown';

@@ -116,7 +116,8 @@ export function publicApiHandler(app: App): Handler {
     if (claim.accountHint !== undefined && CHECKED_IN_TRANSACTION.has(method)) {
       const guard = app.sessions.guardFor(claim, claim.accountHint);
       // The account's share of this process: its request waits here, not in the database.
-      const release = await admitted(app, ctx, guard.accountId, weight);
+      const slot = admitted(app, ctx, guard.accountId, weight);
+      const release = typeof slot === 'function' ? slot : await slot;
       try {
         parsed = parseResourcePath(app.model, rest);
         if (parsed.kind === 'resource') {
@@ -140,7 +141,8 @@ export function publicApiHandler(app: App): Handler {
 
     // Identify before resolving names, so that nothing about the service leaks to strangers.
     const accountId = await identify(app, claim);
-    const release = await admitted(app, ctx, accountId, weight);
+    const slot = admitted(app, ctx, accountId, weight);
+    const release = typeof slot === 'function' ? slot : await slot;
     try {
       // Resolve and answer (the path as parsed above, when it was).
       const path = parsed ?? parseResourcePath(app.model, rest);
@@ -158,8 +160,13 @@ export function publicApiHandler(app: App): Handler {
  * is handled, or when its connection closes, whichever comes first, so that a client that went
  * away (or a request the server's timeouts cut off) never holds its account's share.
  */
-async function admitted(app: App, ctx: RequestContext, accountId: number, weight: RequestWeight): Promise<Release> {
-  const release = await app.admission.admit(accountId, weight);
+function admitted(app: App, ctx: RequestContext, accountId: number, weight: RequestWeight): Release | Promise<Release> {
+  const slot = app.admission.admit(accountId, weight);
+  // A slot free at once (the usual case) is taken without waiting for a turn of the microtask queue.
+  return typeof slot === 'function' ? givenBackOnClose(ctx, slot) : slot.then((release) => givenBackOnClose(ctx, release));
+}
+
+function givenBackOnClose(ctx: RequestContext, release: Release): Release {
   if (ctx.res.closed) release();
   else ctx.res.once('close', release);
   return release;

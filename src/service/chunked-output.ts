@@ -82,6 +82,15 @@ export class ChunkedOutput implements TextSink {
     this.used = 0;
   }
 
+  /**
+   * Whether full buffers wait for drain(). A writer checks this after each entity and awaits
+   * drain() only then: most entities fill no buffer, and an await per entity was 50 turns of the
+   * microtask queue for a page of 50.
+   */
+  get filled(): boolean {
+    return this.full.length > 0;
+  }
+
   /** Sends the full buffers, waiting while the receiver is full. */
   async drain(): Promise<void> {
     while (this.full.length > 0) {

@@ -41,7 +41,8 @@ export async function serveRequest(r: ODataRequest, path: ServedPath, rawPath: s
     case 'metadata':
       return metadata(r);
     case 'resource':
-      return r.method === 'GET' || r.method === 'HEAD' ? readResource(r, path) : handleWrite(r, path, rawPath);
+      // Awaited: an async function that returns a promise adopts it two turns of the microtask queue later.
+      return await (r.method === 'GET' || r.method === 'HEAD' ? readResource(r, path) : handleWrite(r, path, rawPath));
     case 'operation':
       return handleOperation(r, path.operation);
   }

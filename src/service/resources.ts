@@ -190,7 +190,7 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
       for (const rec of next.value.records) {
         format.feedEntry(wctx, rec, first, out);
         first = false;
-        await out.drain();
+        if (out.filled) await out.drain();
       }
       delivered += next.value.records.length;
       next = await pages.next();
@@ -312,7 +312,7 @@ export async function readResource(r: ODataRequest, path: ResourcePath): Promise
     switch (target.kind) {
       case 'collection':
         if (resolved.kind !== 'collection') throw badRequest('The path addresses one entity, not a collection.');
-        return readCollection(r, tx, path, resolved, rowsAtMost);
+        return await readCollection(r, tx, path, resolved, rowsAtMost);
       case 'count':
         if (resolved.kind !== 'collection') throw badRequest('$count applies to a collection.');
         return r.responder.send(await readCount(r, tx, resolved.type, sourceOf(resolved)));

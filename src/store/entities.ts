@@ -22,6 +22,16 @@ const q = (name: string) => `"${name}"`;
 
 /** The select list of an entity read as an array row (see EntityStore.decodeRow). */
 export function columnsOf(type: EntityTypeDef, alias = 't'): string {
+  // Every read of a collection names them: made once per type (for the usual alias).
+  if (alias !== 't') return selectList(type, alias);
+  let columns = columnsByType.get(type);
+  if (columns === undefined) columnsByType.set(type, (columns = selectList(type, alias)));
+  return columns;
+}
+
+const columnsByType = new Map<EntityTypeDef, string>();
+
+function selectList(type: EntityTypeDef, alias: string): string {
   return [...type.properties.map((p) => `${alias}.${q(p.column)}`), `${alias}.${q(VERSION_COLUMN)}`].join(', ');
 }
 

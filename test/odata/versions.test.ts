@@ -27,3 +27,15 @@ test('lowest and highest override it', () => {
   assert.equal(answered({ DataServiceVersion: '2.0', MaxDataServiceVersion: '3.0' }, 'highest'), 2);
   assert.equal(answered({ MaxDataServiceVersion: '1.0' }, 'highest'), 1);
 });
+
+test('the headers are read once per combination of values: which header holds a value still counts, and a refused value is refused every time', () => {
+  // The same value in another header is another combination (a key made of the values alone would mix them up).
+  for (let i = 0; i < 2; i++) {
+    assert.equal(answered({ DataServiceVersion: '1.0' }, 'highest'), 2);
+    assert.equal(answered({ MaxDataServiceVersion: '1.0' }, 'highest'), 1);
+    assert.equal(answered({ MinDataServiceVersion: '2.0' }, 'lowest'), 2);
+    assert.equal(answered({ DataServiceVersion: '', MaxDataServiceVersion: '1.0' }, 'highest'), 1);
+    assert.equal(answered({ DataServiceVersion: '1.0', MaxDataServiceVersion: '' }, 'highest'), 2);
+    assert.throws(() => answered({ DataServiceVersion: '3.0' }), /DataServiceVersion '3\.0' is not supported/);
+  }
+});

@@ -67,20 +67,27 @@ function operandsOf(expr: Expr): readonly Expr[] {
  * with the node and depth limits lifted, a tree can be 100,000 levels deep.
  */
 function costOf(root: Expr, limits: ExprLimits): NodeCost {
-  const costs = new Map<Expr, NodeCost>();
+  // The costs of the nodes done so far, in the order they were done: a node's operands are done
+  // one after the other just before it, so theirs are the last ones here, in operand order. (A
+  // map from node to cost did the same at several times the price: this runs for every $filter.)
+  const done: NodeCost[] = [];
   const stack: { expr: Expr; expanded: boolean }[] = [{ expr: root, expanded: false }];
   while (stack.length > 0) {
     const top = stack.pop()!;
     const operands = operandsOf(top.expr);
     if (!top.expanded && operands.length > 0) {
       stack.push({ expr: top.expr, expanded: true });
-      for (const operand of operands) stack.push({ expr: operand, expanded: false });
+      // Pushed last to first, so that the first operand is done first.
+      for (let i = operands.length - 1; i >= 0; i--) stack.push({ expr: operands[i]!, expanded: false });
       continue;
     }
-    costs.set(top.expr, nodeCost(top.expr, operands.map((o) => costs.get(o)!), limits));
+    const operandCosts = operands.length === 0 ? NO_OPERANDS : done.splice(done.length - operands.length, operands.length);
+    done.push(nodeCost(top.expr, operandCosts, limits));
   }
-  return costs.get(root)!;
+  return done[0]!;
 }
+
+const NO_OPERANDS: readonly NodeCost[] = [];
 
 /** One node's cost, given its operands' costs. */
 function nodeCost(expr: Expr, operands: readonly NodeCost[], limits: ExprLimits): NodeCost {

@@ -30,6 +30,8 @@ export interface QueryOptions {
 const known = new Set<string>(SYSTEM_QUERY_OPTIONS);
 
 function decode(part: string): string {
+  // Most names and many values are plain text: nothing to replace or decode.
+  if (!part.includes('%') && !part.includes('+')) return part;
   try {
     return decodeURIComponent(part.replace(/\+/g, ' '));
   } catch {

@@ -14,24 +14,30 @@ export class BoundedPool<T> {
   ) {}
 
   /** fn with an item of its own, given back when fn has settled. */
-  async with<R>(fn: (item: T) => Promise<R>): Promise<R> {
-    const item = await this.acquire();
+  with<R>(fn: (item: T) => Promise<R>): Promise<R> {
+    // An item at hand is lent without waiting for a turn of the microtask queue.
+    const free = this.idle.pop();
+    if (free !== undefined) return this.lend(free, fn);
+    if (this.made.length < this.max) {
+      let item: T;
+      try {
+        item = this.make();
+      } catch (error) {
+        // A failure to make one (the file cannot be opened) is the caller's rejection, as before.
+        return Promise.reject(error);
+      }
+      this.made.push(item);
+      return this.lend(item, fn);
+    }
+    return new Promise<T>((resolve) => this.waiting.push(resolve)).then((item) => this.lend(item, fn));
+  }
+
+  private async lend<R>(item: T, fn: (item: T) => Promise<R>): Promise<R> {
     try {
       return await fn(item);
     } finally {
       this.release(item);
     }
-  }
-
-  private acquire(): T | Promise<T> {
-    const free = this.idle.pop();
-    if (free !== undefined) return free;
-    if (this.made.length < this.max) {
-      const item = this.make();
-      this.made.push(item);
-      return item;
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
   private release(item: T): void {

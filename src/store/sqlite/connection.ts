@@ -167,6 +167,11 @@ export class ConnectionExecutor implements SqlExecutor {
   }
 
   async get<Row>(sql: string, params: readonly SqlValue[] = []): Promise<Row | undefined> {
+    return this.getNow<Row>(sql, params);
+  }
+
+  /** get(), answered at once: for the store's own steps that run synchronously anyway. */
+  getNow<Row>(sql: string, params: readonly SqlValue[] = []): Row | undefined {
     const p = this.prepare(sql);
     return this.timed(() => p.statement.get(...bindings(p, params)) as Row | undefined);
   }

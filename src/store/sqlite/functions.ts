@@ -28,6 +28,9 @@ export const BUDGET_MESSAGE = 'odata_time_budget';
  * $filter or $orderby calls odata_within_budget() once per row it looks at (SqlDialect.budgetCheck),
  * which stops the statement once the deadline has passed, as a progress handler would.
  */
+/** How often StatementBudget.check() reads the clock: once per this many rows. */
+const CLOCK_EVERY = 32;
+
 export class StatementBudget {
   /** performance.now() past which the statement stops; Infinity while disarmed. */
   private deadline = Infinity;
@@ -38,6 +41,7 @@ export class StatementBudget {
 
   arm(): void {
     this.armedMs = this.budgetMs;
+    this.uncounted = 0;
     this.deadline = this.budgetMs > 0 ? performance.now() + this.budgetMs : Infinity;
   }
 
@@ -46,9 +50,17 @@ export class StatementBudget {
   }
 
   check(): 1 {
+    // The clock is read at every CLOCK_EVERY-th row looked at, the first included: reading it
+    // for each row cost a third of the call, and SQLite looks at a few dozen rows in far less
+    // than a millisecond, so the statement still stops within a hair of its deadline.
+    if (this.uncounted-- > 0) return 1;
+    this.uncounted = CLOCK_EVERY - 1;
     if (performance.now() > this.deadline) throw new Error(BUDGET_MESSAGE);
     return 1;
   }
+
+  /** Rows the check lets pass before it reads the clock again. */
+  private uncounted = 0;
 }
 
 function divisor(b: bigint): bigint {
