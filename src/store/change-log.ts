@@ -84,10 +84,12 @@ const UNPUBLISHED =
   `ORDER BY ${q(C.seq)} LIMIT ?`;
 const PUBLISH = `UPDATE ${q(C.table)} SET ${q(C.published)} = 1 WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.published)} = 0 AND ${q(C.seq)} <= ?`;
 const LAST_SEQ = `SELECT MAX(${q(C.seq)}) AS s FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ?`;
+// Pruning goes by the primary key: an account's rows in change_seq order are in time order (within
+// the moments a transaction takes), so the oldest come first and a batch stops at the young ones.
 const PRUNE =
   `DELETE FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.seq)} IN ` +
-  `(SELECT ${q(C.seq)} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.changedAt)} < ? LIMIT ?)`;
-const ANY_OLDER = `SELECT 1 AS found FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.changedAt)} < ? LIMIT 1`;
+  `(SELECT ${q(C.seq)} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? ORDER BY ${q(C.seq)} LIMIT ?) AND ${q(C.changedAt)} < ?`;
+const OLDEST = `SELECT ${q(C.changedAt)} AS at FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? ORDER BY ${q(C.seq)} LIMIT 1`;
 
 /** Deleted since a position and not there now (an id is never reused). Parameters: account, set, then the position's. */
 function deletedSinceSql(engine: Store['engine'], table: string, position: ChangePosition, params: (bigint | string)[]): string {
@@ -146,13 +148,17 @@ export class ChangeLog {
     return row?.s === null || row?.s === undefined ? 0n : toBigInt(row.s);
   }
 
-  /** Whether the account has rows written before `before` (UTC ms): a read, before pruning takes the writer. */
+  /** Whether the account's oldest row was written before `before` (UTC ms): a read, before pruning takes the writer. */
   async anyBefore(tx: SqlExecutor, accountId: number, before: number): Promise<boolean> {
-    return (await tx.get(ANY_OLDER, [accountId, this.codec.encode('Edm.DateTime', before)])) !== undefined;
+    const row = await tx.get<{ at: unknown }>(OLDEST, [accountId]);
+    return row !== undefined && (this.codec.decode('Edm.DateTime', row.at) as number) < before;
   }
 
-  /** Deletes at most `limit` of the account's rows written before `before`; how many. */
+  /**
+   * Deletes those of the account's `limit` oldest rows that were written before `before`; how
+   * many. Fewer than `limit`: the account has no more (inBatches stops).
+   */
   async pruneBefore(tx: SqlExecutor, accountId: number, before: number, limit: number): Promise<number> {
-    return (await tx.run(PRUNE, [accountId, accountId, this.codec.encode('Edm.DateTime', before), limit])).changes;
+    return (await tx.run(PRUNE, [accountId, accountId, limit, this.codec.encode('Edm.DateTime', before)])).changes;
   }
 }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { asSeller, newSeller, startLive, type LiveService, type Seller } from '../support/live-service';
 import { createEntity, mergeEntity } from '../support/live-client';
 import { ChangeLog, type ChangeRow } from '../../src/store/change-log';
+import { runHousekeeping } from '../../src/server/housekeeping';
 import { batchBody, changesetAnswers, changesetPart, jsonOperation, postBatch, readBatchAnswer } from '../batch/support';
 
 let live: LiveService;
@@ -112,5 +113,21 @@ describe('change log', () => {
     const marked = await live.service.app.store.write(seller.accountId, (tx) => log.markPublished(tx, seller.accountId, mine.seq));
     assert.equal(marked, rows.filter((r) => r.seq <= mine.seq).length);
     assert.deepEqual(await changesAfter(0n), rows.filter((r) => r.seq > mine.seq));
+  });
+
+  // Last: the housekeeping's clock is moved past every session's expiry.
+  test('the housekeeping deletes changes older than the retention and a day, and keeps younger ones', async () => {
+    const app = live.service.app;
+    const day = 86_400_000;
+    // Published or not (the test before marked some published).
+    const rows = async () =>
+      Number((await app.store.read(seller.accountId, (tx) => tx.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM entity_changes WHERE account_id = ?', [seller.accountId])))!.n);
+    assert.ok((await rows()) > 0);
+    const kept = await runHousekeeping(app.store, app.sessions, { now: () => Date.now() + 30 * day }, 30);
+    assert.equal(kept.changes, 0);
+    assert.ok((await rows()) > 0);
+    const pruned = await runHousekeeping(app.store, app.sessions, { now: () => Date.now() + 32 * day }, 30);
+    assert.ok(pruned.changes > 0);
+    assert.equal(await rows(), 0);
   });
 });
