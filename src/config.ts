@@ -10,6 +10,9 @@ import { DEFAULT_EXPR_LIMITS } from './odata/expr/ast';
 import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
 import type { ResponseVersionPolicy } from './odata/negotiate';
 
+/** Days the change log keeps a change (CHANGE_RETENTION_DAYS). */
+export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
+
 export interface Limits {
   readonly maxBodyBytes: number;
   readonly maxBatchBodyBytes: number;
@@ -70,6 +73,11 @@ export interface Config {
   readonly compression: CompressionConfig;
   /** How often the service removes expired sessions, stale throttle rows and old idempotency keys. */
   readonly housekeepingIntervalMs: number;
+  /**
+   * How long the change log keeps its rows, in days: a delta link older than this answers 410 Gone,
+   * and the housekeeping deletes the rows once they are older still (store/change-log.ts).
+   */
+  readonly changeRetentionDays: number;
 }
 
 /**
@@ -209,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
       minBytes: integer(env, 'COMPRESSION_MIN_BYTES', 1024, 0, 1024 ** 3),
     },
     housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
+    changeRetentionDays: integer(env, 'CHANGE_RETENTION_DAYS', DEFAULT_CHANGE_RETENTION_DAYS, 1, 3650),
     limits: {
       maxBodyBytes,
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),

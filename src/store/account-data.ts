@@ -5,14 +5,21 @@
  * keys), so a table added to the model is counted and erased without a change here.
  */
 import { model } from '../model/catalogue-model';
-import { ACCOUNT_COLUMN, buildSchema } from './schema';
+import { ACCOUNT_COLUMN, buildSchema, CHANGES } from './schema';
 import type { SqlExecutor, Store } from './store';
 
-/** Tenant tables, children before parents: the order that deletes them without breaking a foreign key. */
-const TENANT_TABLES_CHILDREN_FIRST = buildSchema(model)
-  .filter((t) => t.tenant)
-  .map((t) => t.name)
-  .reverse();
+/**
+ * Tenant tables, children before parents: the order that deletes them without breaking a foreign
+ * key. The change log first, so that its count is what the account had: deleting the entities
+ * then logs their deletion there, which eraseAccountData deletes again at the end.
+ */
+const TENANT_TABLES_CHILDREN_FIRST = [
+  CHANGES.table,
+  ...buildSchema(model)
+    .filter((t) => t.tenant && t.name !== CHANGES.table)
+    .map((t) => t.name)
+    .reverse(),
+];
 
 /** The service's own tables that refer to an account by its id (children of `accounts`). */
 const DIRECTORY_TABLES = ['sessions', 'subscription_tokens'] as const;
@@ -48,6 +55,8 @@ export async function eraseAccountData(
   for (const table of [...TENANT_TABLES_CHILDREN_FIRST, ...DIRECTORY_TABLES]) {
     counts[table] = (await tx.run(`DELETE FROM ${quote(table)} WHERE ${ACCOUNT_COLUMN} = ?`, [accountId])).changes;
   }
+  // The deletions above, logged by the change log's triggers: nothing of the account may stay.
+  await tx.run(`DELETE FROM ${quote(CHANGES.table)} WHERE ${ACCOUNT_COLUMN} = ?`, [accountId]);
   // substr counts characters on both engines, so the prefix's length is given in code points.
   const { userScopeKey, pairKeyPrefix } = throttleKeys;
   counts.login_throttle = (
