@@ -11,6 +11,9 @@ import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
 import type { ResponseVersionPolicy } from './odata/negotiate';
 import { DEFAULT_WEBHOOK_SETTINGS as WH, type WebhookSettings } from './webhooks/settings';
 
+/** Days the change log keeps a change (CHANGE_RETENTION_DAYS). */
+export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
+
 export interface Limits {
   readonly maxBodyBytes: number;
   readonly maxBatchBodyBytes: number;
@@ -71,6 +74,11 @@ export interface Config {
   readonly compression: CompressionConfig;
   /** How often the service removes expired sessions, stale throttle rows and old idempotency keys. */
   readonly housekeepingIntervalMs: number;
+  /**
+   * How long the change log keeps its rows, in days: a delta link older than this answers 410 Gone,
+   * and the housekeeping deletes the rows once they are older still (store/change-log.ts).
+   */
+  readonly changeRetentionDays: number;
   /** The webhook worker (src/webhooks/). */
   readonly webhooks: WebhookSettings;
 }
@@ -212,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
       minBytes: integer(env, 'COMPRESSION_MIN_BYTES', 1024, 0, 1024 ** 3),
     },
     housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
+    changeRetentionDays: integer(env, 'CHANGE_RETENTION_DAYS', DEFAULT_CHANGE_RETENTION_DAYS, 1, 3650),
     webhooks: {
       enabled: flag(env, 'WEBHOOKS', WH.enabled),
       pollMs: integer(env, 'WEBHOOK_POLL_MS', WH.pollMs, 10, 60_000),

@@ -48,6 +48,11 @@ export const p = {
   modified: () => spec('Edm.DateTime', { access: 'readOnly', timestamp: 'modified' }),
 };
 
+/** The property, watched: its changes are events (PropertyDef.watched). */
+export function watched(s: PropertySpec): PropertySpec {
+  return { type: s.type, options: { ...s.options, watched: true } };
+}
+
 export interface EntitySpec {
   readonly name: string;
   readonly setName: string;
@@ -104,6 +109,7 @@ function buildProperty(name: string, s: PropertySpec): PropertyDef {
     ...(o.max !== undefined ? { max: o.max } : {}),
     ...(o.timestamp ? { timestamp: o.timestamp } : {}),
     ...(o.indexed ? { indexed: true } : {}),
+    ...(o.watched ? { watched: true } : {}),
   };
 }
 

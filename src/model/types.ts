@@ -56,6 +56,12 @@ export interface PropertyDef {
    * such a change still matches (the read-only values it re-sends are ignored anyway).
    */
   readonly concurrencyToken: boolean;
+  /**
+   * A change of this property is an event a seller's integration waits for (a payment, a
+   * shipping status, stock or price): the change log (store/change-log.ts) names it in a
+   * 'changed' row's changed_properties, and webhooks announce it.
+   */
+  readonly watched?: boolean;
 }
 
 /** What a seller may do with a set through the public API. */

@@ -125,7 +125,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await store.close();
     throw error;
   }
-  const housekeeping = startHousekeeping(store, sessions, clock, config.housekeepingIntervalMs, log);
+  const housekeeping = startHousekeeping(store, sessions, clock, config.housekeepingIntervalMs, config.changeRetentionDays, log);
   const bound = server.address() as AddressInfo;
   address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
   let webhooks: WebhookWorker | undefined;

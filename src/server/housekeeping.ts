@@ -12,11 +12,29 @@ import { listAccountIds } from '../auth/directory';
 import { inBatches, PRUNE_BATCH_SIZE } from '../store/batches';
 import type { Store } from '../store/store';
 import { KEY_LIFETIME_MS } from '../service/idempotency';
+import { ChangeLog } from '../store/change-log';
 
 export interface HousekeepingReport {
   readonly sessions: number;
   readonly throttleRows: number;
   readonly idempotencyKeys: number;
+  readonly changes: number;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * How much longer than the retention the change log keeps a row: a delta link is refused once it
+ * is older than the retention, and the changes it may still read were written after it was
+ * issued, save those of transactions open then (bounded by the statement timeouts): a day covers them.
+ */
+export const CHANGE_PRUNE_MARGIN_MS = DAY_MS;
+
+/** Deletes one account's change log rows written before `cutoff`, a batch per transaction. */
+async function pruneChanges(store: Store, accountId: number, cutoff: number): Promise<number> {
+  const log = new ChangeLog(store.codec);
+  if (!(await store.read(accountId, (tx) => log.anyBefore(tx, accountId, cutoff)))) return 0;
+  return inBatches(PRUNE_BATCH_SIZE, (limit) => store.write(accountId, (tx) => log.pruneBefore(tx, accountId, cutoff, limit)));
 }
 
 /** Deletes one account's idempotency keys created before `cutoff`, a batch per transaction. */
@@ -39,26 +57,39 @@ async function pruneIdempotencyKeys(store: Store, accountId: number, cutoff: num
   });
 }
 
-export async function runHousekeeping(store: Store, sessions: SessionService, clock: Clock): Promise<HousekeepingReport> {
+export async function runHousekeeping(store: Store, sessions: SessionService, clock: Clock, changeRetentionDays: number): Promise<HousekeepingReport> {
   // One time for the whole run: what it removes is what had expired when it began.
   const now = clock.now();
   const pruned = await sessions.pruneExpired(PRUNE_BATCH_SIZE, now);
   const cutoff = now - KEY_LIFETIME_MS;
+  // Published or not: the webhooks keep their own deliveries; a change this old is no one's news.
+  const changeCutoff = now - changeRetentionDays * DAY_MS - CHANGE_PRUNE_MARGIN_MS;
   let idempotencyKeys = 0;
+  let changes = 0;
   // Per account: on PostgreSQL row-level security shows a transaction one account's keys only.
-  for (const accountId of await listAccountIds(store.directory)) idempotencyKeys += await pruneIdempotencyKeys(store, accountId, cutoff);
-  return { ...pruned, idempotencyKeys };
+  for (const accountId of await listAccountIds(store.directory)) {
+    idempotencyKeys += await pruneIdempotencyKeys(store, accountId, cutoff);
+    changes += await pruneChanges(store, accountId, changeCutoff);
+  }
+  return { ...pruned, idempotencyKeys, changes };
 }
 
 /** Runs the housekeeping every `intervalMs` (never two runs at once); stop() ends it. */
-export function startHousekeeping(store: Store, sessions: SessionService, clock: Clock, intervalMs: number, log: Logger): { stop(): Promise<void> } {
+export function startHousekeeping(
+  store: Store,
+  sessions: SessionService,
+  clock: Clock,
+  intervalMs: number,
+  changeRetentionDays: number,
+  log: Logger,
+): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (running) return;
-    running = runHousekeeping(store, sessions, clock)
+    running = runHousekeeping(store, sessions, clock, changeRetentionDays)
       .then(
         (report) => {
-          if (report.sessions + report.throttleRows + report.idempotencyKeys > 0) log.info({ housekeeping: report }, 'housekeeping removed expired rows');
+          if (report.sessions + report.throttleRows + report.idempotencyKeys + report.changes > 0) log.info({ housekeeping: report }, 'housekeeping removed expired rows');
         },
         (error: unknown) => log.warn({ err: error }, 'housekeeping failed; it runs again at the next interval'),
       )

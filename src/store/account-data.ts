@@ -5,14 +5,20 @@
  * keys), so a table added to the model is counted and erased without a change here.
  */
 import { model } from '../model/catalogue-model';
-import { ACCOUNT_COLUMN, buildSchema } from './schema';
+import { ACCOUNT_COLUMN, buildSchema, CHANGES } from './schema';
 import type { SqlExecutor, Store } from './store';
 
-/** Tenant tables, children before parents: the order that deletes them without breaking a foreign key. */
-const TENANT_TABLES_CHILDREN_FIRST = buildSchema(model)
-  .filter((t) => t.tenant)
-  .map((t) => t.name)
-  .reverse();
+/**
+ * Tenant tables, children before parents: the order that deletes them without breaking a foreign
+ * key. The change log goes last: deleting the entities writes their 'deleted' rows into it.
+ */
+const TENANT_TABLES_CHILDREN_FIRST = [
+  ...buildSchema(model)
+    .filter((t) => t.tenant && t.name !== CHANGES.table)
+    .map((t) => t.name)
+    .reverse(),
+  CHANGES.table,
+];
 
 /** The service's own tables that refer to an account by its id (children of `accounts`). */
 const DIRECTORY_TABLES = ['sessions', 'subscription_tokens'] as const;

@@ -21,11 +21,11 @@ import type { Client } from 'pg';
 import pg from './postgres/pg-driver';
 import { model } from '../model/catalogue-model';
 import type { EdmType } from '../model/types';
-import { buildSchema, ACCOUNT_COLUMN, type ColumnDef, type ColumnType, type TableDef } from './schema';
+import { buildSchema, ACCOUNT_COLUMN, CHANGES_SEQUENCE, type ColumnDef, type ColumnType, type TableDef } from './schema';
 import { openStore, sqliteFileOf, isPostgresUrl, type DatabaseOptions } from './open';
 import { sqliteCodec } from './sqlite/codec';
 import { pgCodec, pgTypeParsers } from './postgres/values';
-import { ID_SEQUENCE, TENANT_SETTING, postgresTables } from './postgres/ddl';
+import { CAPTURE_CHANGES_SETTING, ID_SEQUENCE, TENANT_SETTING, postgresTables } from './postgres/ddl';
 import type { SqlValue } from './store';
 
 export class CopyError extends Error {}
@@ -185,12 +185,17 @@ export async function copyDatabase(options: CopyOptions): Promise<TableCopy[]> {
   await client.connect();
   try {
     await client.query('BEGIN');
+    // The change log comes along as a table; the rows copied into entity tables are no changes.
+    await client.query(`SELECT set_config('${CAPTURE_CHANGES_SETTING}', 'off', true)`);
     await checkEmpty(client, tables);
     const copied: TableCopy[] = [];
     for (const t of tables) copied.push(await copyTable(db, client, t));
     // The id sequence goes on from the source's last id, and new accounts after the last account.
-    const last = db.prepare(`SELECT last_value FROM id_sequence`).pluck().get() as bigint | undefined;
+    const last = db.prepare(`SELECT last_value FROM id_sequence WHERE name = 'entity'`).pluck().get() as bigint | undefined;
     if (last !== undefined && last > 0n) await client.query(`SELECT setval('${quote(ID_SEQUENCE)}', $1)`, [last.toString()]);
+    // The change log's numbers go on after the source's last (a delta link's position stays valid).
+    const lastChange = db.prepare(`SELECT last_value FROM id_sequence WHERE name = ?`).pluck().get(CHANGES_SEQUENCE) as bigint | undefined;
+    if (lastChange !== undefined && lastChange > 0n) await client.query(`SELECT setval('${quote(CHANGES_SEQUENCE)}', $1)`, [lastChange.toString()]);
     for (const t of tables.filter((x) => x.autoIncrement)) {
       const key = t.primaryKey[0]!;
       await client.query(`SELECT setval(pg_get_serial_sequence($1, $2), m) FROM (SELECT max(${quote(key)}) AS m FROM ${quote(t.name)}) x WHERE m IS NOT NULL`, [quote(t.name), key]);

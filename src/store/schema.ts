@@ -39,6 +39,27 @@ export interface IndexDef {
   readonly name: string;
   readonly columns: readonly string[];
   readonly unique: boolean;
+  /** Only this engine creates the index (one that only that engine's queries use). */
+  readonly engine?: 'sqlite' | 'postgres';
+}
+
+/**
+ * What the change log (CHANGES) records of an entity table's rows: each engine renders it as
+ * triggers on the table, so that every statement that writes the table writes its change rows in
+ * the same transaction, whichever path of the service (or a cascade of the database) sends it.
+ */
+export interface ChangeCapture {
+  /** The entity set the change rows name. */
+  readonly entitySet: string;
+  /** The Int64 key column. */
+  readonly keyColumn: string;
+  /**
+   * The model properties an update is compared on, in model order: a change row lists those whose
+   * value differs, and an update that changes none of them writes no row. The key and the
+   * ModificationDate timestamp are left out (a write that changes no value moves only the
+   * latter), as are the store's own columns (comparison keys, row_version).
+   */
+  readonly properties: readonly { readonly name: string; readonly column: string }[];
 }
 
 export interface TableDef {
@@ -53,6 +74,8 @@ export interface TableDef {
   readonly indexes: readonly IndexDef[];
   /** Indexes an earlier schema had and this one replaces: the migration drops them. */
   readonly retiredIndexes?: readonly string[];
+  /** Entity tables: the change log records their rows' creation, changes and deletion. */
+  readonly changeCapture?: ChangeCapture;
 }
 
 export const ACCOUNT_COLUMN = 'account_id';
@@ -145,7 +168,12 @@ function entityTable(model: Model, t: EntityTypeDef): TableDef {
     const exact = `${t.table}_unique_${key.properties.map((name) => t.properties.find((x) => x.name === name)!.column).join('_')}`;
     if (exact !== uniqueIndexName(t, key)) retiredIndexes.push(exact);
   }
-  return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes, retiredIndexes };
+  const changeCapture: ChangeCapture = {
+    entitySet: t.setName,
+    keyColumn: t.properties.find((x) => x.access === 'key')!.column,
+    properties: t.properties.filter((x) => x.access !== 'key' && x.timestamp !== 'modified').map((x) => ({ name: x.name, column: x.column })),
+  };
+  return { name: t.table, tenant: true, columns, primaryKey: [ACCOUNT_COLUMN, 'id'], foreignKeys, indexes, retiredIndexes, changeCapture };
 }
 
 function linkTables(model: Model): TableDef[] {
@@ -307,6 +335,67 @@ const idempotencyTable: TableDef = {
 };
 
 /**
+ * The change log: one row per entity created, changed or deleted, written by the triggers each
+ * engine renders from the entity tables' ChangeCapture, in the transaction of the change. Delta
+ * links (service/delta) read it per account and entity set; webhooks publish its rows.
+ */
+export const CHANGES = {
+  table: 'entity_changes',
+  /** Strictly increasing per database in the order rows are written (never reused, also after pruning). */
+  seq: 'change_seq',
+  entitySet: 'entity_set',
+  entityId: 'entity_id',
+  /** 'created' | 'changed' | 'deleted' */
+  kind: 'change_kind',
+  /** For 'changed': the model properties whose values changed, comma-separated; '' otherwise. */
+  changedProperties: 'changed_properties',
+  /** When the change was written (UTC ms, as every datetime column). */
+  changedAt: 'changed_at',
+  /** 0 until the webhooks' fan-out has taken the row, then 1. */
+  published: 'published',
+  /**
+   * PostgreSQL: the writing transaction's id (pg_current_xact_id() as a bigint), so that a delta
+   * read can take every change its snapshot may not have seen; null on SQLite (one writer).
+   */
+  writerXact: 'writer_xact',
+} as const;
+
+/** The sequence change_seq is drawn from (a PostgreSQL sequence; a row of id_sequence on SQLite). */
+export const CHANGES_SEQUENCE = 'entity_change_seq';
+
+export type ChangeKind = 'created' | 'changed' | 'deleted';
+
+const changeLogTable: TableDef = {
+  name: CHANGES.table,
+  tenant: true,
+  columns: [
+    col(ACCOUNT_COLUMN, 'int64'),
+    col(CHANGES.seq, 'int64'),
+    col(CHANGES.entitySet, 'text'),
+    col(CHANGES.entityId, 'int64'),
+    col(CHANGES.kind, 'text'),
+    col(CHANGES.changedProperties, 'text'),
+    col(CHANGES.changedAt, 'datetime'),
+    { name: CHANGES.published, type: 'int32', nullable: false, defaultValue: 0 },
+    col(CHANGES.writerXact, 'int64', true),
+  ],
+  // The triggers number the rows from a database-wide sequence (CHANGES_SEQUENCE): increasing in
+  // the order rows are written and never handed out twice, also after pruning.
+  primaryKey: [ACCOUNT_COLUMN, CHANGES.seq],
+  foreignKeys: [],
+  indexes: [
+    // A delta read: one account's changes of one set after a position (SQLite: change_seq).
+    { name: 'entity_changes_by_set_and_seq', columns: [ACCOUNT_COLUMN, CHANGES.entitySet, CHANGES.seq], unique: false },
+    // PostgreSQL's delta read goes by the writing transaction's id instead (see CHANGES.writerXact).
+    { name: 'entity_changes_by_set_and_xact', columns: [ACCOUNT_COLUMN, CHANGES.entitySet, CHANGES.writerXact], unique: false, engine: 'postgres' },
+    // The webhooks' fan-out: an account's unpublished rows in change_seq order.
+    { name: 'entity_changes_unpublished', columns: [ACCOUNT_COLUMN, CHANGES.published, CHANGES.seq], unique: false },
+    // Housekeeping: an account's rows older than the retention.
+    { name: 'entity_changes_by_age', columns: [ACCOUNT_COLUMN, CHANGES.changedAt], unique: false },
+  ],
+};
+
+/**
  * The accounts that have at least one webhook subscription (a directory table, read across
  * accounts): the webhook worker visits only these, so a service without webhooks pays one small
  * query per poll, and an account without them never has its change log touched.
@@ -397,7 +486,7 @@ const webhookDeliveriesTable: TableDef = {
 /** Every table, parents before children (the order DDL must run in). */
 export function buildSchema(model: Model): TableDef[] {
   const entityTables = orderByDependencies(model.entityTypes.map((t) => entityTable(model, t)));
-  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model), idempotencyTable, webhookAccountsTable, webhookSubscriptionsTable, webhookDeliveriesTable];
+  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model), idempotencyTable, changeLogTable, webhookAccountsTable, webhookSubscriptionsTable, webhookDeliveriesTable];
 }
 
 function orderByDependencies(tables: TableDef[]): TableDef[] {

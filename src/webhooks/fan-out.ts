@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { SqlExecutor, Store } from '../store/store';
 import { WEBHOOK_DELIVERIES } from '../store/schema';
 import { eventsOf, type ChangeRow, type EventType } from './event-types';
-import { hasUnpublished, markAllPublished, markPublished, unpublishedChanges } from './change-log';
+import { OutboxReader } from './change-log';
 import { num, selectSubscriptions } from './subscriptions';
 
 /** The version of the payload's shape; a receiver checks it before reading the rest. */
@@ -50,10 +50,13 @@ async function nextSequence(tx: SqlExecutor, accountId: number): Promise<number>
 }
 
 /** Fans out one batch of the account's changes; how many changes it published. */
-async function fanOutBatch(tx: SqlExecutor, store: Store, accountId: number, serviceRoot: string, now: number): Promise<number> {
+async function fanOutBatch(tx: SqlExecutor, outbox: OutboxReader, accountId: number, serviceRoot: string, now: number): Promise<number> {
   const subscriptions = (await selectSubscriptions(tx, accountId)).filter((s) => s.enabled);
-  if (subscriptions.length === 0) return markAllPublished(tx, accountId);
-  const changes = await unpublishedChanges(tx, store.engine, accountId, FAN_OUT_BATCH);
+  if (subscriptions.length === 0) {
+    await outbox.markAllPublished(tx, accountId);
+    return 0;
+  }
+  const changes = await outbox.unpublished(tx, accountId, FAN_OUT_BATCH);
   if (changes.length === 0) return 0;
   let sequence = await nextSequence(tx, accountId);
   for (const change of changes) {
@@ -72,11 +75,7 @@ async function fanOutBatch(tx: SqlExecutor, store: Store, accountId: number, ser
       sequence++;
     }
   }
-  await markPublished(
-    tx,
-    accountId,
-    changes.map((c) => c.seq),
-  );
+  await outbox.markPublished(tx, accountId, changes[changes.length - 1]!.seq);
   return changes.length;
 }
 
@@ -85,10 +84,11 @@ async function fanOutBatch(tx: SqlExecutor, store: Store, accountId: number, ser
  * first: an account with nothing new never takes its writer.
  */
 export async function fanOutAccount(store: Store, accountId: number, serviceRoot: string, now: () => number): Promise<number> {
-  if (!(await store.read(accountId, (tx) => hasUnpublished(tx, accountId)))) return 0;
+  const outbox = new OutboxReader(store.codec);
+  if (!(await store.read(accountId, (tx) => outbox.any(tx, accountId)))) return 0;
   let total = 0;
   for (;;) {
-    const published = await store.write(accountId, (tx) => fanOutBatch(tx, store, accountId, serviceRoot, now()));
+    const published = await store.write(accountId, (tx) => fanOutBatch(tx, outbox, accountId, serviceRoot, now()));
     total += published;
     if (published < FAN_OUT_BATCH) return total;
   }

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { SqlExecutor, Store } from '../store/store';
 import { WEBHOOK_ACCOUNTS, WEBHOOK_DELIVERIES, WEBHOOK_SUBSCRIPTIONS } from '../store/schema';
-import { CHANGES, UNPUBLISHED } from './change-log';
+import { OutboxReader } from './change-log';
 import { parseEventTypes, type EventType } from './event-types';
 import { newSecret } from './signing';
 
@@ -81,7 +81,7 @@ export async function createSubscription(store: Store, accountId: number, url: s
     // An account's first subscription reports changes from now on: the changes before it, which
     // no worker fanned out while the account had no subscription, are past.
     const others = await tx.get(`SELECT 1 AS found FROM ${WEBHOOK_SUBSCRIPTIONS} WHERE account_id = ? LIMIT 1`, [accountId]);
-    if (!others) await tx.run(`UPDATE ${CHANGES} SET published = TRUE WHERE account_id = ? AND ${UNPUBLISHED}`, [accountId]);
+    if (!others) await new OutboxReader(store.codec).markAllPublished(tx, accountId);
     await tx.run(`INSERT INTO ${WEBHOOK_SUBSCRIPTIONS} (account_id, id, url, event_types, secret, enabled, failure_count, created_at) VALUES (?, ?, ?, ?, ?, 1, 0, ?)`, [
       accountId,
       id,

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
 import type { MigrationReport } from '../store';
-import type { ColumnDef, ColumnType, TableDef } from '../schema';
+import { ACCOUNT_COLUMN, CHANGES, CHANGES_SEQUENCE, type ChangeCapture, type ColumnDef, type ColumnType, type TableDef } from '../schema';
 import { CASE_MAPPING_COLLATION } from './dialect';
 
 /** The service-wide entity id sequence (SQLite keeps a one-row table for it instead). */
@@ -94,6 +94,73 @@ export function createIndexSql(t: TableDef, index: TableDef['indexes'][number]):
   return `CREATE ${index.unique ? 'UNIQUE ' : ''}INDEX ${quote(indexName(index.name))} ON ${quote(t.name)} (${list(index.columns)})`;
 }
 
+/**
+ * A transaction that sets this to 'off' (set_config(…, true)) writes no change rows: the copy from
+ * SQLite, which brings the change log's own rows along.
+ */
+export const CAPTURE_CHANGES_SETTING = 'app.capture_changes';
+
+/** Names the change log's trigger and its function carry (`<table>_capture_changes_<hash>`). */
+const CHANGE_TRIGGER = '_capture_changes_';
+
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * The trigger that writes the change log (schema.ts CHANGES) for a table's rows, in the
+ * statement's transaction, so that no write path (an OData write, an operation, the platform
+ * side, a cascade) can leave one out; with the writing transaction's id, which delta reads go
+ * by (see CHANGES.writerXact). An update writes a row only when a compared property's value
+ * changed, naming those. The function and the trigger are named after a hash of the function's
+ * text, so a changed model replaces them.
+ */
+export function changeTriggerSql(t: TableDef, c: ChangeCapture): { name: string; functionSql: string; triggerSql: string } {
+  const insert = (row: 'NEW' | 'OLD', kind: string, changed: string) =>
+    `INSERT INTO ${quote(CHANGES.table)} (${list([ACCOUNT_COLUMN, CHANGES.seq, CHANGES.entitySet, CHANGES.entityId, CHANGES.kind, CHANGES.changedProperties, CHANGES.changedAt, CHANGES.writerXact])}) ` +
+    `VALUES (${row}.${quote(ACCOUNT_COLUMN)}, nextval('${CHANGES_SEQUENCE}'), ${literal(c.entitySet)}, ${row}.${quote(c.keyColumn)}, '${kind}', ${changed}, now() AT TIME ZONE 'UTC', pg_current_xact_id()::text::bigint);`;
+  const compare = c.properties
+    .map((p) => `    IF OLD.${quote(p.column)} IS DISTINCT FROM NEW.${quote(p.column)} THEN changed := changed || ${literal(',' + p.name)}; END IF;`)
+    .join('\n');
+  const body = [
+    `DECLARE changed text := '';`,
+    `BEGIN`,
+    `  IF current_setting('${CAPTURE_CHANGES_SETTING}', true) = 'off' THEN RETURN NULL; END IF;`,
+    `  IF TG_OP = 'INSERT' THEN`,
+    `    ${insert('NEW', 'created', "''")}`,
+    `  ELSIF TG_OP = 'UPDATE' THEN`,
+    compare,
+    `    IF changed = '' THEN RETURN NULL; END IF;`,
+    `    ${insert('NEW', 'changed', 'substr(changed, 2)')}`,
+    `  ELSE`,
+    `    ${insert('OLD', 'deleted', "''")}`,
+    `  END IF;`,
+    `  RETURN NULL;`,
+    `END`,
+  ].join('\n');
+  const name = indexName(`${t.name}${CHANGE_TRIGGER}${createHash('sha1').update(body).digest('hex').slice(0, 10)}`);
+  return {
+    name,
+    functionSql: `CREATE OR REPLACE FUNCTION ${quote(name)}() RETURNS trigger LANGUAGE plpgsql AS $capture$\n${body}\n$capture$`,
+    triggerSql: `CREATE TRIGGER ${quote(name)} AFTER INSERT OR UPDATE OR DELETE ON ${quote(t.name)} FOR EACH ROW EXECUTE FUNCTION ${quote(name)}()`,
+  };
+}
+
+/** Creates the table's change trigger when missing and drops one of an earlier model. */
+async function migrateChangeTrigger(client: ClientBase, t: TableDef, existing: ReadonlySet<string>): Promise<void> {
+  const wanted = t.changeCapture ? changeTriggerSql(t, t.changeCapture) : undefined;
+  const prefix = `${t.name}${CHANGE_TRIGGER}`.slice(0, 50);
+  for (const name of existing) {
+    if (!name.startsWith(`${t.name}:${prefix}`)) continue;
+    const trigger = name.slice(t.name.length + 1);
+    if (trigger === wanted?.name) continue;
+    await client.query(`DROP TRIGGER ${quote(trigger)} ON ${quote(t.name)}`);
+    await client.query(`DROP FUNCTION IF EXISTS ${quote(trigger)}()`);
+  }
+  if (wanted && !existing.has(`${t.name}:${wanted.name}`)) {
+    await client.query(wanted.functionSql);
+    await client.query(wanted.triggerSql);
+  }
+}
+
 export function tenantPolicySql(t: TableDef): string {
   return `CREATE POLICY ${TENANT_POLICY} ON ${quote(t.name)} USING (account_id = ${CURRENT_TENANT}) WITH CHECK (account_id = ${CURRENT_TENANT})`;
 }
@@ -118,6 +185,8 @@ interface Existing {
   readonly privileges: Set<string>;
   /** Sequences the app role may use. */
   readonly sequences: Map<string, boolean>;
+  /** "table:trigger" of the triggers the migrations made. */
+  readonly triggers: Set<string>;
 }
 
 async function readExisting(client: ClientBase, appRole: string | undefined): Promise<Existing> {
@@ -142,7 +211,12 @@ async function readExisting(client: ClientBase, appRole: string | undefined): Pr
      FROM pg_sequences WHERE schemaname = current_schema()`,
     [appRole ?? null],
   );
+  const triggers = await client.query<{ name: string }>(
+    `SELECT c.relname || ':' || t.tgname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+     WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace`,
+  );
   return {
+    triggers: new Set(triggers.rows.map((r) => r.name)),
     tables: new Set(tables.rows.map((r) => r.name)),
     columns: new Set(columns.rows.map((r) => r.name)),
     indexes: new Set(indexes.rows.map((r) => r.name)),
@@ -220,11 +294,12 @@ export async function migratePostgres(client: ClientBase, allTables: readonly Ta
       await backfillKeys(client, t, t.columns.filter((c) => c.keyOf && !created && !existing.columns.has(`${t.name}.${c.name}`)));
       for (const name of t.retiredIndexes ?? []) if (existing.indexes.has(indexName(name))) await client.query(`DROP INDEX ${quote(indexName(name))}`);
       for (const index of t.indexes) {
-        if (existing.indexes.has(indexName(index.name))) continue;
+        if (existing.indexes.has(indexName(index.name)) || (index.engine && index.engine !== 'postgres')) continue;
         await createIndex(client, t, index);
         report.createdIndexes.push(index.name);
       }
       if (created) await client.query(primaryKeySql(t));
+      await migrateChangeTrigger(client, t, existing.triggers);
       if (t.tenant) {
         // ENABLE and FORCE row-level security (FORCE: the owner is fenced too), and the policy.
         const security = existing.rowSecurity.get(t.name);
@@ -238,6 +313,7 @@ export async function migratePostgres(client: ClientBase, allTables: readonly Ta
       }
     }
     await client.query(`CREATE SEQUENCE IF NOT EXISTS ${quote(ID_SEQUENCE)} AS bigint`);
+    await client.query(`CREATE SEQUENCE IF NOT EXISTS ${quote(CHANGES_SEQUENCE)} AS bigint`);
     if (appRole) {
       const sequences = await client.query<{ name: string }>(`SELECT sequencename AS name FROM pg_sequences WHERE schemaname = current_schema()`);
       for (const { name } of sequences.rows) {
