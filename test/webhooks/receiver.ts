@@ -24,16 +24,18 @@ export interface Arrival {
   readonly body: string;
   /** Which of the receiver's secrets verified it. */
   readonly verifiedWith: readonly string[];
+  /** Answered 204 (false: held open, mode 'hold'). */
+  readonly answered: boolean;
 }
 
 export type ReceiverMode = 'ok' | 'fail' | 'hold';
 
 export class Receiver {
-  /** Deliveries answered 2xx, verified. */
+  /** Deliveries verified: answered 2xx, or held open unanswered (mode 'hold'). */
   readonly accepted: Arrival[] = [];
   /** Requests answered 500 (mode 'fail'). */
   failedAnswers = 0;
-  /** Requests held open (mode 'hold'). */
+  /** Verified requests held open without an answer (mode 'hold'). */
   held = 0;
   /** Requests whose signature did not verify with any secret (answered 401). */
   readonly unverified: string[] = [];
@@ -73,10 +75,6 @@ export class Receiver {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      if (this.mode === 'hold') {
-        this.held++;
-        return;
-      }
       if (this.mode === 'fail') {
         this.failedAnswers++;
         res.writeHead(500).end('receiver is failing on purpose');
@@ -96,8 +94,10 @@ export class Receiver {
         res.writeHead(401).end();
         return;
       }
-      this.accepted.push({ event: JSON.parse(body) as ReceivedEvent, headers: req.headers, body, verifiedWith });
-      res.writeHead(204).end();
+      this.accepted.push({ event: JSON.parse(body) as ReceivedEvent, headers: req.headers, body, verifiedWith, answered: this.mode !== 'hold' });
+      // Received, but the answer never comes: the sender cannot know it arrived.
+      if (this.mode === 'hold') this.held++;
+      else res.writeHead(204).end();
     });
   }
 
