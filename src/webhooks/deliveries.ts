@@ -71,13 +71,32 @@ export function retryDelay(attempts: number, settings: Pick<WebhookSettings, 're
 }
 
 /**
- * Records one attempt's outcome. A success is recorded whoever holds the lease now (the receiver
- * has it); a failure only by the lease's holder. A failed attempt schedules the next one, or gives
- * the delivery up as 'failed' once its retry horizon has passed, and counts against the
- * subscription, which is disabled when it has failed `disableAfterFailures` times in a row over
- * at least the retry horizon. Whether it disabled the subscription.
+ * Records the deliveries a receiver answered 2xx, in one transaction: delivered, whoever holds
+ * their lease now (the receiver has them), and the subscription's failures forgotten.
  */
-export async function recordOutcome(
+export async function recordDelivered(store: Store, accountId: number, subscriptionId: string, delivered: readonly { eventId: string; status: number | null }[], now: number): Promise<void> {
+  if (delivered.length === 0) return;
+  await store.write(accountId, async (tx) => {
+    for (let i = 0; i < delivered.length; i += 200) {
+      const chunk = delivered.slice(i, i + 200);
+      // One status for the chunk's rows is enough to show: receivers answer 200, 202 or 204 alike.
+      await tx.run(
+        `UPDATE ${WEBHOOK_DELIVERIES} SET state = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
+          WHERE account_id = ? AND state = 'pending' AND event_id IN (${chunk.map(() => '?').join(', ')})`,
+        [now, chunk[0]!.status, accountId, ...chunk.map((d) => d.eventId)],
+      );
+    }
+    await tx.run(`UPDATE ${WEBHOOK_SUBSCRIPTIONS} SET failure_count = 0, failing_since = NULL WHERE account_id = ? AND id = ? AND failure_count > 0`, [accountId, subscriptionId]);
+  });
+}
+
+/**
+ * Records a failed attempt, if `owner` still holds the delivery's lease: the next attempt is
+ * scheduled, or the delivery is given up as 'failed' once its retry horizon has passed. The
+ * failure counts against the subscription, which is disabled when it has failed
+ * `disableAfterFailures` times in a row over at least the retry horizon. Whether it disabled it.
+ */
+export async function recordFailure(
   store: Store,
   accountId: number,
   subscriptionId: string,
@@ -88,15 +107,6 @@ export async function recordOutcome(
   settings: WebhookSettings,
 ): Promise<{ disabled: boolean }> {
   return store.write(accountId, async (tx) => {
-    if (outcome.ok) {
-      await tx.run(
-        `UPDATE ${WEBHOOK_DELIVERIES} SET state = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL, lease_owner = NULL, lease_until = NULL
-          WHERE account_id = ? AND event_id = ? AND state = 'pending'`,
-        [now, outcome.status, accountId, delivery.eventId],
-      );
-      await tx.run(`UPDATE ${WEBHOOK_SUBSCRIPTIONS} SET failure_count = 0, failing_since = NULL WHERE account_id = ? AND id = ? AND failure_count > 0`, [accountId, subscriptionId]);
-      return { disabled: false };
-    }
     const expired = now - delivery.createdAt >= settings.retryHorizonMs;
     const recorded = await tx.run(
       `UPDATE ${WEBHOOK_DELIVERIES} SET state = ?, next_attempt_at = ?, last_status = ?, last_error = ?, lease_owner = NULL, lease_until = NULL

@@ -124,7 +124,7 @@ export async function enableSubscription(store: Store, accountId: number, id: st
   return store.write(accountId, async (tx) => {
     const changed = await tx.run(`UPDATE ${WEBHOOK_SUBSCRIPTIONS} SET enabled = 1, failure_count = 0, failing_since = NULL, disabled_reason = NULL WHERE account_id = ? AND id = ?`, [accountId, id]);
     if (changed.changes === 0) return false;
-    await tx.run(`UPDATE ${WEBHOOK_DELIVERIES} SET next_attempt_at = ? WHERE account_id = ? AND subscription_id = ? AND state = 'pending'`, [now, accountId, id]);
+    await tx.run(`UPDATE ${WEBHOOK_DELIVERIES} SET next_attempt_at = ?, lease_owner = NULL, lease_until = NULL WHERE account_id = ? AND subscription_id = ? AND state = 'pending'`, [now, accountId, id]);
     return true;
   });
 }

@@ -4,9 +4,11 @@
  * accounts that have subscriptions (fan-out.ts) and sends their due deliveries. It runs beside
  * the requests, never inside one: a request's cost is the change-log row its transaction writes.
  *
- * Sending is not awaited by the loop: each endpoint has at most WEBHOOK_ENDPOINT_CONCURRENCY
- * deliveries in flight in this process and all endpoints together WEBHOOK_CONCURRENCY, so a slow
- * endpoint holds only its own slots and every other seller's deliveries go on. Several processes
+ * Sending is not awaited by the loop: each endpoint with deliveries due gets a lane of its own
+ * (one at a time per endpoint and process) that leases a batch of them, sends at most
+ * WEBHOOK_ENDPOINT_CONCURRENCY at once, and records the outcomes; all endpoints together have at
+ * most WEBHOOK_CONCURRENCY in flight. A slow endpoint holds only its own lane and slots, and
+ * every other seller's deliveries go on. Several processes
  * share the work through leases (deliveries.ts): each delivery is sent by the process that leased
  * it, and one whose process died is leased again when its lease runs out.
  */
@@ -17,8 +19,8 @@ import type { Clock } from '../clock';
 import type { Store } from '../store/store';
 import { WEBHOOK_ACCOUNTS } from '../store/schema';
 import { fanOutAccount } from './fan-out';
-import { dueBySubscription, leaseDue, recordOutcome, type LeasedDelivery } from './deliveries';
-import { attempt } from './send';
+import { dueBySubscription, leaseDue, recordDelivered, recordFailure, type LeasedDelivery } from './deliveries';
+import { attempt, type AttemptOutcome } from './send';
 import { signedHeaders } from './signing';
 import type { SigningSubscription } from './subscriptions';
 import type { WebhookSettings } from './settings';
@@ -42,36 +44,48 @@ export interface WebhookWorker {
 /** A nudged round waits this long, so that one round takes the commits of a burst together. */
 const NUDGE_DELAY_MS = 5;
 
+/**
+ * Deliveries one lease takes per endpoint slot: a lane leases, sends and records them together,
+ * two writes for the lot instead of two per delivery.
+ */
+const LEASE_PER_SLOT = 10;
+
 export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const { store, clock, log, settings } = options;
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  // A lease outlives the attempt's timeout with room to record the outcome.
-  const leaseMs = settings.timeoutMs * 2 + 1_000;
-  const inFlight = new Map<string, number>();
-  const sending = new Set<Promise<void>>();
-  let total = 0;
+  const batch = settings.endpointConcurrency * LEASE_PER_SLOT;
+  // A lease outlives the lane's attempts (each slot sends LEASE_PER_SLOT in turn, each within
+  // the timeout) with room to record the outcomes; then another process may take them.
+  const leaseMs = LEASE_PER_SLOT * settings.timeoutMs + 1_000;
+  /** The endpoints ("account/subscription") with a lane running in this process. */
+  const lanes = new Set<string>();
+  const running = new Set<Promise<void>>();
+  let inFlight = 0;
   let stopped = false;
-  let running: Promise<void> | undefined;
+  let round: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let timerDue = 0;
   let again = false;
 
   const schedule = (delayMs: number) => {
-    if (stopped || running) return;
-    if (timer) {
-      if (delayMs >= settings.pollMs) return;
-      clearTimeout(timer);
-    }
-    timer = setTimeout(round, delayMs);
+    if (stopped || round) return;
+    const due = Date.now() + delayMs;
+    // A round due as soon is already coming: commits arriving one after another must not keep
+    // putting it off.
+    if (timer && timerDue <= due) return;
+    if (timer) clearTimeout(timer);
+    timerDue = due;
+    timer = setTimeout(runRound, delayMs);
     timer.unref();
   };
 
-  function round(): void {
+  function runRound(): void {
     timer = undefined;
     again = false;
-    running = visitAccounts()
+    round = visitAccounts()
       .catch((error: unknown) => log.warn({ err: error }, 'webhook round failed; it runs again at the next poll'))
       .finally(() => {
-        running = undefined;
+        round = undefined;
         schedule(again ? NUDGE_DELAY_MS : settings.pollMs);
       });
   }
@@ -90,47 +104,70 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     }
   }
 
+  /** Starts a lane for each of the account's endpoints with deliveries due and none running here. */
   async function dispatch(accountId: number): Promise<void> {
-    if (total >= settings.concurrency) return;
-    const now = clock.now();
-    for (const [subscriptionId, due] of await dueBySubscription(store, accountId, now)) {
+    if (inFlight >= settings.concurrency) return;
+    for (const [subscriptionId] of await dueBySubscription(store, accountId, clock.now())) {
       const key = `${accountId}/${subscriptionId}`;
-      const free = Math.min(due, settings.endpointConcurrency - (inFlight.get(key) ?? 0), settings.concurrency - total);
-      if (free <= 0) continue;
-      const leased = await leaseDue(store, accountId, subscriptionId, owner, clock.now(), leaseMs, free);
-      if (!leased) continue;
-      for (const delivery of leased.deliveries) {
-        inFlight.set(key, (inFlight.get(key) ?? 0) + 1);
-        total++;
-        const sent: Promise<void> = send(accountId, leased.subscription, delivery).finally(() => {
-          inFlight.set(key, inFlight.get(key)! - 1);
-          if (inFlight.get(key) === 0) inFlight.delete(key);
-          total--;
-          sending.delete(sent);
-          // Its slot is free: the endpoint's next delivery may go now.
+      if (lanes.has(key) || inFlight >= settings.concurrency) continue;
+      const leased = await leaseDue(store, accountId, subscriptionId, owner, clock.now(), leaseMs, batch);
+      if (!leased || leased.deliveries.length === 0) continue;
+      lanes.add(key);
+      const lane: Promise<void> = runLane(accountId, leased.subscription, leased.deliveries)
+        .catch((error: unknown) => log.warn({ err: error, accountId, subscription: subscriptionId }, 'webhook lane failed; its deliveries are retried when their lease ends'))
+        .finally(() => {
+          lanes.delete(key);
+          running.delete(lane);
+          // The endpoint may have more due: the next lane may start now.
           nudge();
         });
-        sending.add(sent);
-      }
+      running.add(lane);
     }
   }
 
-  async function send(accountId: number, subscription: SigningSubscription, delivery: LeasedDelivery): Promise<void> {
+  /**
+   * Sends one endpoint's leased deliveries, at most WEBHOOK_ENDPOINT_CONCURRENCY at once (and
+   * within the process's WEBHOOK_CONCURRENCY), then records them: the delivered ones in one
+   * transaction, each failure with its retry schedule.
+   */
+  async function runLane(accountId: number, subscription: SigningSubscription, deliveries: LeasedDelivery[]): Promise<void> {
+    const queue = [...deliveries];
+    const delivered: { eventId: string; status: number | null }[] = [];
+    const slot = async () => {
+      for (let next = queue.shift(); next !== undefined && !stopped; next = queue.shift()) {
+        while (inFlight >= settings.concurrency) await new Promise((resolve) => setTimeout(resolve, 10));
+        inFlight++;
+        let outcome: AttemptOutcome;
+        try {
+          outcome = await send(subscription, next);
+        } finally {
+          inFlight--;
+        }
+        if (outcome.ok) {
+          delivered.push({ eventId: next.eventId, status: outcome.status });
+          continue;
+        }
+        const { disabled } = await recordFailure(store, accountId, subscription.id, next, owner, outcome, clock.now(), settings);
+        if (disabled) {
+          log.warn({ accountId, subscription: subscription.id, error: outcome.error }, 'webhook subscription disabled after repeated failures');
+          queue.length = 0;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(settings.endpointConcurrency, deliveries.length) }, slot));
+    // Unsent (the process is stopping, or the endpoint was disabled): their lease runs out.
+    await recordDelivered(store, accountId, subscription.id, delivered, clock.now());
+  }
+
+  function send(subscription: SigningSubscription, delivery: LeasedDelivery): Promise<AttemptOutcome> {
     const now = clock.now();
     const secrets = [subscription.secret, ...(subscription.previousSecret && (subscription.previousSecretUntil ?? 0) > now ? [subscription.previousSecret] : [])];
     const headers = signedHeaders(secrets, delivery.eventId, Math.floor(now / 1000), delivery.payload);
-    const outcome = await attempt(subscription.url, headers, delivery.payload, settings.timeoutMs, settings);
-    try {
-      const { disabled } = await recordOutcome(store, accountId, subscription.id, delivery, owner, outcome, clock.now(), settings);
-      if (disabled) log.warn({ accountId, subscription: subscription.id, error: outcome.error }, 'webhook subscription disabled after repeated failures');
-    } catch (error) {
-      // The lease runs out and the delivery is sent again: at least once.
-      log.warn({ err: error, accountId, eventId: delivery.eventId }, 'webhook outcome not recorded; the delivery is retried when its lease ends');
-    }
+    return attempt(subscription.url, headers, delivery.payload, settings.timeoutMs, settings);
   }
 
   function nudge(): void {
-    if (running) again = true;
+    if (round) again = true;
     else schedule(NUDGE_DELAY_MS);
   }
 
@@ -140,8 +177,8 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await running;
-      await Promise.allSettled([...sending]);
+      await round;
+      await Promise.allSettled([...running]);
     },
   };
 }

@@ -15,6 +15,8 @@ import { eventually, Receiver } from './receiver';
 import { TEST_WEBHOOK_ENV, webhooks } from './management';
 
 const ROOT = '/publicapi/v1/api.svc';
+// A short attempt timeout: a lease (ten attempts' worth) then ends 6 s after a killed process took it.
+const ENV = { ...TEST_WEBHOOK_ENV, WEBHOOK_TIMEOUT_MS: '500' };
 
 async function createProduct(origin: string, auth: Record<string, string>, title: string): Promise<number> {
   const res = await request(`${origin}${ROOT}/Products`, {
@@ -50,7 +52,7 @@ describe('webhooks across processes', () => {
   });
 
   test('with two worker processes each event arrives once', async () => {
-    running = await serveProcess({ ...database.env, ...TEST_WEBHOOK_ENV }, ['--workers', '2']);
+    running = await serveProcess({ ...database.env, ...ENV }, ['--workers', '2']);
     const { auth } = await deploymentAccount(running.origin, database.env, 'hook-workers');
     const created = await webhooks(running.origin, auth).subscribe(receiver.url, ['product.changed']);
     receiver.secrets = [created.secret!];
@@ -65,7 +67,7 @@ describe('webhooks across processes', () => {
   });
 
   test('killed with SIGKILL mid-delivery and restarted: no committed change is missing, and duplicates carry the same event id', async () => {
-    running = await serveProcess({ ...database.env, ...TEST_WEBHOOK_ENV });
+    running = await serveProcess({ ...database.env, ...ENV });
     const { auth } = await deploymentAccount(running.origin, database.env, 'hook-killed');
     const created = await webhooks(running.origin, auth).subscribe(receiver.url, ['product.changed']);
     receiver.secrets = [created.secret!];
@@ -77,7 +79,7 @@ describe('webhooks across processes', () => {
     await eventually('deliveries held open', () => receiver.held >= 2);
     await running.kill();
     receiver.mode = 'ok';
-    running = await serveProcess({ ...database.env, ...TEST_WEBHOOK_ENV });
+    running = await serveProcess({ ...database.env, ...ENV });
     for (let i = 0; i < 2; i++) products.push(await createProduct(running.origin, auth, `After restart ${i}`));
     const answered = () => new Set(receiver.accepted.filter((a) => a.answered).map((a) => a.event.entity.key));
     await eventually("every committed change's event, answered", () => products.every((p) => answered().has(p)), 30_000);
