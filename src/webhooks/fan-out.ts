@@ -6,7 +6,7 @@
  * several subscriptions) and, per subscription, its own event id.
  */
 import { randomUUID } from 'node:crypto';
-import type { SqlExecutor, Store } from '../store/store';
+import type { SqlExecutor, SqlValue, Store } from '../store/store';
 import { WEBHOOK_DELIVERIES } from '../store/schema';
 import { eventsOf, type ChangeRow, type EventType } from './event-types';
 import { OutboxReader } from './change-log';
@@ -17,6 +17,9 @@ export const PAYLOAD_VERSION = 1;
 
 /** Changes fanned out per transaction: a short hold of the account's writer. */
 const FAN_OUT_BATCH = 500;
+
+/** Delivery rows per INSERT (8 values each, well within either engine's limit on parameters). */
+const INSERT_ROWS = 100;
 
 export interface EventPayload {
   readonly id: string;
@@ -59,6 +62,7 @@ async function fanOutBatch(tx: SqlExecutor, outbox: OutboxReader, accountId: num
   const changes = await outbox.unpublished(tx, accountId, FAN_OUT_BATCH);
   if (changes.length === 0) return 0;
   let sequence = await nextSequence(tx, accountId);
+  const rows: SqlValue[][] = [];
   for (const change of changes) {
     for (const type of eventsOf(change)) {
       const receivers = subscriptions.filter((s) => s.eventTypes.includes(type));
@@ -66,14 +70,19 @@ async function fanOutBatch(tx: SqlExecutor, outbox: OutboxReader, accountId: num
       for (const s of receivers) {
         const eventId = randomUUID();
         const payload = JSON.stringify(payloadOf(change, type, eventId, accountId, sequence, serviceRoot));
-        await tx.run(
-          `INSERT INTO ${WEBHOOK_DELIVERIES} (account_id, event_id, subscription_id, sequence, event_type, payload, state, attempts, created_at, next_attempt_at)
-           VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?)`,
-          [accountId, eventId, s.id, sequence, type, payload, now, now],
-        );
+        rows.push([accountId, eventId, s.id, sequence, type, payload, now, now]);
       }
       sequence++;
     }
+  }
+  // Many rows per statement: the fan-out holds the account's writer, which requests wait for.
+  for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+    const chunk = rows.slice(i, i + INSERT_ROWS);
+    await tx.run(
+      `INSERT INTO ${WEBHOOK_DELIVERIES} (account_id, event_id, subscription_id, sequence, event_type, payload, created_at, next_attempt_at, state, attempts)
+       VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0)").join(', ')}`,
+      chunk.flat(),
+    );
   }
   await outbox.markPublished(tx, accountId, changes[changes.length - 1]!.seq);
   return changes.length;

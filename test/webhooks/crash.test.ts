@@ -4,11 +4,14 @@
  * - with --workers 2, every event is delivered once: one process leases each delivery;
  * - killed with SIGKILL while the receiver holds deliveries open (it has them, but never
  *   answered), then restarted: every committed change's event arrives, and the ones sent again
- *   carry the event id they had.
+ *   carry the event id they had;
+ * - the operator's `catalogue webhook` commands list the subscription and its deliveries and
+ *   redeliver one event, which arrives again with its id.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from '../support/http-client';
+import { runCli } from '../support/cli-process';
 import { deploymentAccount, serveProcess, type ServeProcess } from '../support/serve-process';
 import { freshDatabase, type TestDatabase } from '../support/test-database';
 import { eventually, Receiver } from './receiver';
@@ -88,5 +91,25 @@ describe('webhooks across processes', () => {
     // The held ones were sent again after the lease ran out: duplicates, with their first id.
     const received = receiver.accepted.slice(before).filter((a) => products.includes(a.event.entity.key));
     assert.ok(received.length > products.length, `no delivery was sent again (${received.length} for ${products.length} products)`);
+  });
+
+  test('the operator lists subscriptions and deliveries and redelivers an event from the command line', async () => {
+    const env = { ...database.env, LOG_LEVEL: 'silent' };
+    const list = await runCli(env, ['webhook', 'list', '--user', 'hook-killed']);
+    assert.equal(list.status, 0, list.stderr);
+    const [subscription] = list.lines<{ id: string; url: string; enabled: boolean; secret?: string }>();
+    assert.equal(subscription!.url, receiver.url);
+    assert.equal(subscription!.enabled, true);
+    assert.equal(subscription!.secret, undefined);
+    const deliveries = await runCli(env, ['webhook', 'deliveries', '--user', 'hook-killed', '--id', subscription!.id]);
+    assert.equal(deliveries.status, 0, deliveries.stderr);
+    const delivered = deliveries.lines<{ eventId: string; state: string }>().find((d) => d.state === 'delivered')!;
+    const before = receiver.accepted.filter((a) => a.event.id === delivered.eventId).length;
+    const again = await runCli(env, ['webhook', 'redeliver', '--user', 'hook-killed', '--id', subscription!.id, '--event', delivered.eventId]);
+    assert.equal(again.status, 0, again.stderr);
+    await eventually('the redelivered event', () => receiver.accepted.filter((a) => a.event.id === delivered.eventId && a.answered).length > before);
+    const unknown = await runCli(env, ['webhook', 'redeliver', '--user', 'hook-killed', '--id', subscription!.id, '--event', 'no-such-event']);
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /no delivery 'no-such-event'/);
   });
 });
