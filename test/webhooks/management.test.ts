@@ -3,7 +3,8 @@
  * addresses and plain http unless the settings allow them; bad input is a JSON 400, strangers
  * get 401 and another account's subscription is a 404. An endpoint that keeps failing is
  * disabled with its last error shown; enabled again and redelivered by hand, the event arrives
- * with the id it had.
+ * with the id it had. The seller console shows the disabled endpoint, its failed deliveries and
+ * their errors, and enables it and redelivers with plain forms.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -120,5 +121,40 @@ describe('the management endpoint', () => {
     await eventually('the redelivered event', () => receiver.accepted.some((a) => a.event.id === again));
     await eventually('its delivery recorded', async () => (await hooks.deliveries(created.id)).find((d) => d.eventId === again)?.state === 'delivered');
     assert.equal((await hooks.call('POST', `/${created.id}/deliveries/no-such-event/redeliver`)).status, 404);
+  });
+
+  test('the console shows a disabled endpoint with its failed deliveries, and enables it and redelivers with its forms', async () => {
+    const hooks = webhooks(live.origin, seller.auth);
+    const created = await hooks.subscribe(receiver.url, ['product.changed']);
+    receiver.secrets = [created.secret!];
+    receiver.mode = 'fail';
+    const api = client(live, seller);
+    for (let i = 0; i < 3; i++) await api.create('Products', { Title: `Console failing ${i}`, Price: '1', StockAmount: 1 });
+    await eventually('the subscription disabled', async () => !(await hooks.get(created.id)).enabled);
+    receiver.mode = 'ok';
+    const consoleGet = (who: Seller, path: string) => request(`${live.origin}/console${path}`, { headers: { Cookie: `.ASPXAUTH=${who.cookie}` } });
+    const consolePost = (who: Seller, path: string, csrf: string) =>
+      request(`${live.origin}/console${path}`, { method: 'POST', headers: { Cookie: `.ASPXAUTH=${who.cookie}`, 'Content-Type': 'application/x-www-form-urlencoded', Origin: live.origin }, body: `csrf=${encodeURIComponent(csrf)}` });
+    const page = (await consoleGet(seller, '/integrations')).body;
+    const section = page.slice(page.indexOf(`id="webhook-${created.id}"`));
+    assert.match(section, /<span class="badge bad">disabled<\/span>/);
+    assert.match(section, /disabled after 3 failed attempts in a row; the last: HTTP 500/);
+    const failed = (await hooks.deliveries(created.id)).filter((d) => d.state === 'failed');
+    assert.equal(failed.length, 3);
+    for (const d of failed) assert.ok(section.includes(d.eventId), `failed delivery ${d.eventId} is listed`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(section)![1]!;
+    // Another seller cannot press these buttons.
+    const other = await newSeller(live, 'manage-console');
+    const otherCsrf = /name="csrf" value="([^"]+)"/.exec((await consoleGet(other, '/tokens')).body)![1]!;
+    assert.equal((await consolePost(other, `/webhooks/${created.id}/enable`, otherCsrf)).status, 404);
+    // Without the session's token the form is refused.
+    assert.equal((await consolePost(seller, `/webhooks/${created.id}/enable`, 'forged')).status, 403);
+    const enabled = await consolePost(seller, `/webhooks/${created.id}/enable`, csrf);
+    assert.equal(enabled.status, 303, enabled.body);
+    assert.equal((await hooks.get(created.id)).enabled, true);
+    const redelivered = await consolePost(seller, `/webhooks/${created.id}/deliveries/${failed[0]!.eventId}/redeliver`, csrf);
+    assert.equal(redelivered.status, 303, redelivered.body);
+    await eventually('the redelivered event', () => receiver.accepted.some((a) => a.event.id === failed[0]!.eventId));
+    assert.match((await consoleGet(seller, '/integrations?webhook=redelivered')).body, /sent again, with the same event id/);
   });
 });
