@@ -37,7 +37,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   retryMaxMs: 3_600_000,
   retryHorizonMs: 24 * 3_600_000,
   disableAfterFailures: 20,
-  endpointConcurrency: 2,
+  endpointConcurrency: 4,
   concurrency: 32,
   allowHttp: false,
   allowPrivateAddresses: false,
