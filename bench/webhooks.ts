@@ -10,7 +10,7 @@
  *   event reached a receiver on loopback after the change's time (`time` in the event, written
  *   in the change's transaction), p50 and p99, and how long the last event took after the load.
  *
- *   node dist/bench/webhooks.js [--engine sqlite|postgres] [--duration 10] [--runs 2] [--connections 32] [--products 2000]
+ *   node dist/bench/webhooks.js [--engine sqlite|postgres] [--duration 10] [--runs 2] [--connections 32] [--products 2000] [--modes none,outbox,delivered]
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -29,6 +29,8 @@ const seconds = Number(args.get('duration') ?? 10);
 const runs = Number(args.get('runs') ?? 2);
 const connections = Number(args.get('connections') ?? 32);
 const products = Number(args.get('products') ?? 2000);
+/** The runs' order within each round (--modes outbox,none,delivered), alternated as given. */
+const modes = (args.get('modes') ?? 'none,outbox,delivered').split(',') as Array<'none' | 'outbox' | 'delivered'>;
 
 const log = (line: string) => console.log(line);
 
@@ -76,6 +78,7 @@ async function oneRun(db: BenchDatabase, workDir: string, label: string, mode: M
   const env = { ...db.forProcess(label), WEBHOOK_ALLOW_HTTP: 'true', WEBHOOK_ALLOW_PRIVATE_ADDRESSES: 'true', ACCOUNT_MAX_IN_FLIGHT: '0' };
   const service = await startService(label, env, path.join(workDir, `${label}.log`));
   const receiver = new DelayReceiver();
+  let unsubscribe = async () => {};
   try {
     log(`${label}: service at ${service.origin}`);
     const cookie = await login(service.origin, db.account.userName, db.account.password);
@@ -89,6 +92,11 @@ async function oneRun(db: BenchDatabase, workDir: string, label: string, mode: M
         body: JSON.stringify({ url: `http://127.0.0.1:${receiver.port}/hooks`, eventTypes: mode === 'delivered' ? ['order.created', 'order.paid', 'product.changed', 'product.deleted', 'stock.changed'] : ['order.created'] }),
       });
       if (res.status !== 201) throw new Error(`subscription refused: ${res.status} ${res.body}`);
+      // On PostgreSQL every run shares the database: the next run must start without it.
+      const id = (JSON.parse(res.body) as { id: string }).id;
+      unsubscribe = async () => {
+        await request(`${service.origin}/publicapi/v1/webhooks/${id}`, { method: 'DELETE', headers: { SubscriptionToken: db.account.subscriptionToken, Cookie: `.ASPXAUTH=${cookie}` } });
+      };
     }
     const pool: RequestShape[] = Array.from({ length: 2000 }, (_, n) => ({ method: 'POST', path: `${SERVICE_PATH}/Products`, headers, body: productBody(label, n) }));
     log(`${label}: warming up`);
@@ -115,6 +123,7 @@ async function oneRun(db: BenchDatabase, workDir: string, label: string, mode: M
     }
     return row;
   } finally {
+    await unsubscribe();
     await receiver.stop();
     await service.stop();
   }
@@ -127,7 +136,7 @@ async function main(): Promise<void> {
     log(`webhooks bench: ${engine}, ${db.description}; ${connections} connections, ${seconds} s per run, ${os.cpus().length} cores`);
     const rows: Record<string, number | string>[] = [];
     for (let i = 1; i <= runs; i++) {
-      for (const mode of ['none', 'outbox', 'delivered'] as const) {
+      for (const mode of modes) {
         const row = await oneRun(db, workDir, `${mode}-${i}`, mode);
         log(JSON.stringify(row));
         rows.push(row);

@@ -61,7 +61,9 @@ export async function leaseDue(
       subscription: subscriptionOf(row),
       deliveries: rows.map((r) => ({ eventId: r.event_id as string, payload: r.payload as string, attempts: num(r.attempts), createdAt: num(r.created_at) })),
     };
-  });
+    // Repeatable (as every write of the deliverer): nothing outside the transaction depends on a
+    // run that did not commit, so on PostgreSQL it does not hold up the account's batch of writes.
+  }, { repeatable: true });
 }
 
 /** The delay before attempt `attempts + 1`: doubling from retryBaseMs up to retryMaxMs, with jitter (half to all of it). */
@@ -87,7 +89,7 @@ export async function recordDelivered(store: Store, accountId: number, subscript
       );
     }
     await tx.run(`UPDATE ${WEBHOOK_SUBSCRIPTIONS} SET failure_count = 0, failing_since = NULL WHERE account_id = ? AND id = ? AND failure_count > 0`, [accountId, subscriptionId]);
-  });
+  }, { repeatable: true });
 }
 
 /**
@@ -125,5 +127,5 @@ export async function recordFailure(
       [`disabled after ${settings.disableAfterFailures} failed attempts in a row; the last: ${outcome.error ?? 'no answer'}`, accountId, subscriptionId, settings.disableAfterFailures, now - settings.retryHorizonMs],
     );
     return { disabled: disabled.changes > 0 };
-  });
+  }, { repeatable: true });
 }

@@ -1,6 +1,6 @@
 /**
- * The fan-out: turns an account's unpublished changes into one delivery per matching enabled
- * subscription, and marks the changes published, in one transaction. A change is thus either
+ * The fan-out: turns an account's new changes into one delivery per matching enabled
+ * subscription, and moves the account's cursor past them, in one transaction. A change is thus either
  * still unpublished or has all of its deliveries written; a crash between the two cannot lose or
  * double an event. Each event gets the account's next sequence number (shared by its copies to
  * several subscriptions) and, per subscription, its own event id.
@@ -92,12 +92,13 @@ async function fanOutBatch(tx: SqlExecutor, outbox: OutboxReader, accountId: num
  * Fans out all of the account's unpublished changes, a batch per transaction; how many. A read
  * first: an account with nothing new never takes its writer.
  */
-export async function fanOutAccount(store: Store, accountId: number, serviceRoot: string, now: () => number): Promise<number> {
-  const outbox = new OutboxReader(store.codec);
+export async function fanOutAccount(store: Store, outbox: OutboxReader, accountId: number, serviceRoot: string, now: () => number): Promise<number> {
   if (!(await store.read(accountId, (tx) => outbox.any(tx, accountId)))) return 0;
   let total = 0;
   for (;;) {
-    const published = await store.write(accountId, (tx) => fanOutBatch(tx, outbox, accountId, serviceRoot, now()));
+    // Repeatable: it changes nothing outside its transaction (the event ids it draws are only
+    // kept if it commits), so on PostgreSQL it does not hold up the account's batch of writes.
+    const published = await store.write(accountId, (tx) => fanOutBatch(tx, outbox, accountId, serviceRoot, now()), { repeatable: true });
     total += published;
     if (published < FAN_OUT_BATCH) return total;
   }

@@ -19,6 +19,7 @@ import type { Clock } from '../clock';
 import type { Store } from '../store/store';
 import { WEBHOOK_ACCOUNTS } from '../store/schema';
 import { fanOutAccount } from './fan-out';
+import { OutboxReader } from './change-log';
 import { dueBySubscription, leaseDue, recordDelivered, recordFailure, type LeasedDelivery } from './deliveries';
 import { attempt, type AttemptOutcome } from './send';
 import { signedHeaders } from './signing';
@@ -45,6 +46,14 @@ export interface WebhookWorker {
 const NUDGE_DELAY_MS = 5;
 
 /**
+ * Rounds start at least this far apart however often commits nudge: each round's fan-out is a
+ * write transaction of the account (it takes the account's write lock, and on PostgreSQL a
+ * durable commit), so under a write load it takes the changes of many requests at once rather
+ * than taking turns with them.
+ */
+const ROUND_GAP_MS = 50;
+
+/**
  * Deliveries one lease takes per endpoint slot: a lane leases, sends and records them together,
  * two writes for the lot instead of two per delivery.
  */
@@ -59,6 +68,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   const leaseMs = LEASE_PER_SLOT * settings.timeoutMs + 1_000;
   /** The endpoints ("account/subscription") with a lane running in this process. */
   const lanes = new Set<string>();
+  const outbox = new OutboxReader(store.codec);
   const running = new Set<Promise<void>>();
   let inFlight = 0;
   let stopped = false;
@@ -66,6 +76,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   let timer: NodeJS.Timeout | undefined;
   let timerDue = 0;
   let again = false;
+  let lastRoundAt = 0;
 
   const schedule = (delayMs: number) => {
     if (stopped || round) return;
@@ -82,11 +93,12 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   function runRound(): void {
     timer = undefined;
     again = false;
+    lastRoundAt = Date.now();
     round = visitAccounts()
       .catch((error: unknown) => log.warn({ err: error }, 'webhook round failed; it runs again at the next poll'))
       .finally(() => {
         round = undefined;
-        schedule(again ? NUDGE_DELAY_MS : settings.pollMs);
+        schedule(again ? Math.max(NUDGE_DELAY_MS, lastRoundAt + ROUND_GAP_MS - Date.now()) : settings.pollMs);
       });
   }
 
@@ -96,7 +108,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       if (stopped) return;
       const accountId = Number(row.account_id);
       try {
-        await fanOutAccount(store, accountId, options.serviceRoot(), () => clock.now());
+        await fanOutAccount(store, outbox, accountId, options.serviceRoot(), () => clock.now());
         await dispatch(accountId);
       } catch (error) {
         log.warn({ err: error, accountId }, 'webhook fan-out or lease failed for an account; retried at the next poll');
@@ -168,7 +180,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
 
   function nudge(): void {
     if (round) again = true;
-    else schedule(NUDGE_DELAY_MS);
+    else schedule(Math.max(NUDGE_DELAY_MS, lastRoundAt + ROUND_GAP_MS - Date.now()));
   }
 
   schedule(0);
