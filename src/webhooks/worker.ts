@@ -38,7 +38,10 @@ export interface WebhookWorkerOptions {
 export interface WebhookWorker {
   /** Run a round soon (a commit may have written changes). */
   nudge(): void;
-  /** Stops the loop and waits for the deliveries in flight (each ends within the timeout). */
+  /**
+   * Stops the loop and waits a moment for the deliveries in flight; those still unanswered then
+   * are sent again, by any process, when their lease runs out (at least once).
+   */
   stop(): Promise<void>;
 }
 
@@ -58,6 +61,9 @@ const ROUND_GAP_MS = 50;
  * two writes for the lot instead of two per delivery.
  */
 const LEASE_PER_SLOT = 10;
+
+/** How long stop() waits for deliveries in flight: a slow endpoint must not hold up a shutdown. */
+const STOP_GRACE_MS = 1_000;
 
 export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const { store, clock, log, settings } = options;
@@ -190,7 +196,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       stopped = true;
       if (timer) clearTimeout(timer);
       await round;
-      await Promise.allSettled([...running]);
+      await Promise.race([Promise.allSettled([...running]), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
     },
   };
 }
