@@ -16,6 +16,13 @@ export interface FeedOptions {
   /** Relative to the service root. */
   readonly selfHref: string;
   readonly count?: bigint;
+  /** The feed tracks changes (see FeedDelta). */
+  readonly tracking?: boolean;
+}
+
+/** The end of a feed that tracks changes: removed entities, and on the last page the delta link. */
+export interface FeedEndDelta extends atom.FeedDelta {
+  readonly setName: string;
 }
 
 export interface WireFormat {
@@ -29,7 +36,7 @@ export interface WireFormat {
   feedStart(ctx: WriteContext, opts: FeedOptions): string;
   /** One entity of a feed, written to a sink; `first` tells whether a separator is needed. */
   feedEntry(ctx: WriteContext, rec: EntityRecord, first: boolean, sink: TextSink): void;
-  feedEnd(ctx: WriteContext, next?: string): string;
+  feedEnd(ctx: WriteContext, next?: string, delta?: FeedEndDelta): string;
   property(name: string, type: EdmType, value: EdmValue): string;
   link(uri: string): string;
   links(ctx: WriteContext, uris: readonly string[], count?: bigint): string;
@@ -46,7 +53,7 @@ export const JSON_FORMAT: WireFormat = {
     if (!first) sink.append(json.jsonFeedSeparator);
     json.jsonEntityTo(ctx, rec, sink);
   },
-  feedEnd: (ctx, next) => json.jsonFeedEnd(ctx, next === undefined ? {} : { next }),
+  feedEnd: (ctx, next, delta) => json.jsonFeedEnd(ctx, { ...(next === undefined ? {} : { next }), ...(delta ? { delta } : {}) }),
   property: json.jsonPropertyDocument,
   link: json.jsonLinkDocument,
   links: (ctx, uris, count) => json.jsonLinksDocument(ctx, uris, count === undefined ? {} : { count }),
@@ -59,9 +66,9 @@ function atomFormat(entityType: string, dataType: string): WireFormat {
     entityContentType: `${entityType};charset=utf-8`,
     dataContentType: `${dataType};charset=utf-8`,
     entry: atom.atomEntryDocumentBytes,
-    feedStart: (ctx, opts) => atom.atomFeedStart(ctx, opts.count === undefined ? opts : { ...opts, count: opts.count }),
+    feedStart: (ctx, opts) => atom.atomFeedStart(ctx, opts),
     feedEntry: (ctx, rec, _first, sink) => atom.atomEntryTo(ctx, rec, sink),
-    feedEnd: (_ctx, next) => atom.atomFeedEnd(next === undefined ? {} : { next }),
+    feedEnd: (_ctx, next, delta) => atom.atomFeedEnd({ ...(next === undefined ? {} : { next }), ...(delta ? { delta } : {}) }),
     property: atom.xmlPropertyDocument,
     link: atom.xmlLinkDocument,
     links: (_ctx, uris, count) => atom.xmlLinksDocument(uris, count === undefined ? {} : { count }),

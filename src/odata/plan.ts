@@ -13,7 +13,13 @@ export type ReadSource =
   /** The entities a navigation leads to from one entity. */
   | { readonly kind: 'navigation'; readonly navigation: NavigationDef; readonly sourceId: bigint }
   /** One entity by key (an entity read with $expand or $filter). */
-  | { readonly kind: 'key'; readonly id: bigint };
+  | { readonly kind: 'key'; readonly id: bigint }
+  /**
+   * The entities of the set the change log lists after `since` (a position of the store's
+   * engine, see store/change-log.ts): a delta read. `unmatched`: those of them the filter does
+   * not hold for (any more), which a delta answers as removed.
+   */
+  | { readonly kind: 'changes'; readonly since: string; readonly unmatched?: boolean };
 
 export interface ReadPlan {
   readonly type: EntityTypeDef;

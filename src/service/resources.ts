@@ -21,6 +21,8 @@ import type { LiteralExpr } from '../odata/expr/ast';
 import { formatUriLiteral } from '../odata/expr';
 import { MoreRowsThanProbed, type StreamEnd } from '../store/reads';
 import { entityNotFound, resourceNotFound } from '../odata/not-found';
+import { trackedRead, trackingOf, type TrackedRead } from './delta';
+import { DELTA_TOKEN_OPTION } from './delta-token';
 
 export type ResourcePath = ResourcePathOf<'resource'>;
 
@@ -146,8 +148,11 @@ function plan(r: ODataRequest, type: EntityTypeDef, source: ReadSource): Planned
   return planRead(r.app.model, type, source, r.options, r.app.config.query);
 }
 
-/** The address of the next page: the same request, continuing after the last row delivered. */
-function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, delivered: number, after: readonly LiteralExpr[]): string {
+/**
+ * The address of the next page: the same request, continuing after the last row delivered (and
+ * for a tracked read, with the token that keeps its change tracking).
+ */
+function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, delivered: number, after: readonly LiteralExpr[], deltaToken?: string): string {
   const parts: string[] = [];
   for (const [name, value] of r.options.system) {
     if (name === '$skiptoken' || name === '$skip') continue;
@@ -155,6 +160,7 @@ function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, deliv
     parts.push(`${name}=${encodeURIComponent(v)}`);
   }
   parts.push(`$skiptoken=${encodeURIComponent(after.map((l) => formatUriLiteral(l.type, l.value)).join(','))}`);
+  if (deltaToken !== undefined) parts.push(`${DELTA_TOKEN_OPTION}=${deltaToken}`);
   return `${r.serviceRoot}/${selfPath}?${parts.join('&')}`;
 }
 
@@ -162,10 +168,18 @@ function nextLink(r: ODataRequest, selfPath: string, planned: PlannedRead, deliv
  * A feed, streamed: the first page is read before the head goes out, so that a failure of the
  * client's query is still answered with its status; after that, page by page.
  */
-async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePath, resolved: Extract<Resolved, { kind: 'collection' }>, rowsAtMost: number | undefined): Promise<void> {
-  const planned = plan(r, resolved.type, sourceOf(resolved));
+async function readCollection(
+  r: ODataRequest,
+  tx: SqlExecutor,
+  path: ResourcePath,
+  resolved: Extract<Resolved, { kind: 'collection' }>,
+  rowsAtMost: number | undefined,
+  tracked?: TrackedRead,
+): Promise<void> {
+  const planned = plan(r, resolved.type, tracked?.source ?? sourceOf(resolved));
   const pageSize = r.app.config.query.pageSize;
-  const version = responseVersion(r, pageSize !== undefined ? 2 : planned.version);
+  // A tracked feed ends with V2 members ("__delta" beside "results").
+  const version = responseVersion(r, pageSize !== undefined || tracked ? 2 : planned.version);
   const format = entityFormat(r);
   const wctx = writeContext(r, version, planned.select);
   const count = planned.inlineCount ? await r.app.reads.count(tx, r.accountId, planned.plan, false) : undefined;
@@ -174,13 +188,14 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
   let next = await pages.next();
 
   const selfPath = resolved.source ? `${entityPath(resolved.source.record.type, entityId(resolved.source.record.values))}/${resolved.source.name}` : path.setName;
-  const out = new ChunkedOutput(r.responder.stream({ status: 200, contentType: format.entityContentType, version: wctx.version }));
+  const out = new ChunkedOutput(r.responder.stream({ status: 200, contentType: format.entityContentType, version: wctx.version, ...(tracked ? { headers: tracked.headers } : {}) }));
   out.append(
     format.feedStart(wctx, {
       title: resolved.source ? resolved.source.name : path.setName,
       id: `${wctx.serviceRoot}/${selfPath}`,
       selfHref: selfPath,
       ...(count !== undefined ? { count } : {}),
+      ...(tracked ? { tracking: true } : {}),
     }),
   );
   let first = true;
@@ -206,7 +221,12 @@ async function readCollection(r: ODataRequest, tx: SqlExecutor, path: ResourcePa
     await pages.return?.();
   }
   const after = end.result?.continueAfter;
-  out.append(format.feedEnd(wctx, after ? nextLink(r, selfPath, planned, delivered, after) : undefined));
+  if (!tracked) out.append(format.feedEnd(wctx, after ? nextLink(r, selfPath, planned, delivered, after) : undefined));
+  else {
+    const ending = await tracked.end(tx, planned, after !== undefined);
+    const next = after ? nextLink(r, selfPath, planned, delivered, after, ending.nextToken) : undefined;
+    out.append(format.feedEnd(wctx, next, { setName: path.setName, removed: ending.removed, anyEntries: !first, ...(ending.link !== undefined ? { link: ending.link } : {}) }));
+  }
   await out.end();
 }
 
@@ -297,6 +317,17 @@ function readCostOf(r: ODataRequest): ReadCost {
 
 /** GET and HEAD of any resource path, inside one snapshot of the account. */
 export async function readResource(r: ODataRequest, path: ResourcePath): Promise<void> {
+  const tracking = trackingOf(r, path);
+  if (tracking) {
+    // Its position and its entities from one snapshot: see service/delta.ts.
+    return r.app.store.read(
+      r.accountId,
+      async (tx) => readCollection(r, tx, path, { kind: 'collection', type: path.set }, undefined, await trackedRead(r, tx, path, tracking)),
+      r.credentialGuard,
+      'any',
+      readCostOf(r),
+    );
+  }
   if (triesOneStatement(r, path)) {
     try {
       return await r.app.store.read(r.accountId, (tx) => readIn(tx, ROWS_IN_ONE_STATEMENT), r.credentialGuard, 'one', readCostOf(r));

@@ -10,18 +10,19 @@ import type { SqlExecutor, Store } from './store';
 
 /**
  * Tenant tables, children before parents: the order that deletes them without breaking a foreign
- * key. The change log goes last: deleting the entities writes their 'deleted' rows into it.
+ * key. The change log first, so that its count is what the account had: deleting the entities
+ * then logs their deletion there, which eraseAccountData deletes again at the end.
  */
 const TENANT_TABLES_CHILDREN_FIRST = [
+  CHANGES.table,
   ...buildSchema(model)
     .filter((t) => t.tenant && t.name !== CHANGES.table)
     .map((t) => t.name)
     .reverse(),
-  CHANGES.table,
 ];
 
 /** The service's own tables that refer to an account by its id (children of `accounts`). */
-const DIRECTORY_TABLES = ['sessions', 'subscription_tokens'] as const;
+const DIRECTORY_TABLES = ['sessions', 'subscription_tokens', 'webhook_accounts'] as const;
 
 const quote = (name: string) => `"${name}"`;
 
@@ -54,6 +55,8 @@ export async function eraseAccountData(
   for (const table of [...TENANT_TABLES_CHILDREN_FIRST, ...DIRECTORY_TABLES]) {
     counts[table] = (await tx.run(`DELETE FROM ${quote(table)} WHERE ${ACCOUNT_COLUMN} = ?`, [accountId])).changes;
   }
+  // The deletions above, logged by the change log's triggers: nothing of the account may stay.
+  await tx.run(`DELETE FROM ${quote(CHANGES.table)} WHERE ${ACCOUNT_COLUMN} = ?`, [accountId]);
   // substr counts characters on both engines, so the prefix's length is given in code points.
   const { userScopeKey, pairKeyPrefix } = throttleKeys;
   counts.login_throttle = (

@@ -6,8 +6,63 @@
  * fan-out reads the unpublished rows in change_seq order and marks them published, and the
  * housekeeping prunes rows older than the retention.
  */
-import { ACCOUNT_COLUMN, CHANGES as C, type ChangeKind } from './schema';
-import type { SqlExecutor, ValueCodec } from './store';
+import { ACCOUNT_COLUMN, CHANGES as C, CHANGES_SEQUENCE, type ChangeKind } from './schema';
+import type { SqlExecutor, Store, ValueCodec } from './store';
+import type { EntityTypeDef } from '../model/types';
+
+/**
+ * A position in the change log, from which a delta read takes every change after it, as text:
+ * - SQLite (one writer): the highest change_seq the read's snapshot sees; later changes have higher.
+ * - PostgreSQL: sequence numbers are drawn before commit, so a lower one can become visible after
+ *   a higher one. The position is the read's snapshot itself (pg_current_snapshot(), "xmin:xmax:
+ *   running ids"), and the changes after it are those whose writing transaction it did not see
+ *   (pg_visible_in_snapshot): every change committed before the snapshot was taken is before the
+ *   position, every other one after it, none missed and none repeated.
+ */
+export type ChangePosition = string;
+
+const POSITION_SQL = {
+  sqlite: `SELECT "last_value" AS p FROM "id_sequence" WHERE "name" = '${CHANGES_SEQUENCE}'`,
+  postgres: `SELECT pg_current_snapshot()::text AS p`,
+} as const;
+
+/** What a position of each engine looks like (a token's is checked against it before use). */
+const POSITION_FORM = { sqlite: /^\d{1,19}$/, postgres: /^\d{1,20}:\d{1,20}:(\d{1,20}(,\d{1,20}){0,10000})?$/ } as const;
+
+export function isPosition(engine: Store['engine'], text: string): boolean {
+  return POSITION_FORM[engine].test(text);
+}
+
+/** The position of the read's snapshot (run inside the read whose rows go with it). */
+export async function currentPosition(store: Store, tx: SqlExecutor): Promise<ChangePosition> {
+  const row = await tx.get<{ p: unknown }>(POSITION_SQL[store.engine]);
+  return row?.p === null || row?.p === undefined ? '0' : String(row.p);
+}
+
+/**
+ * The change log rows after a position (alias c), for each engine (see ChangePosition); `add`
+ * binds a value and answers its placeholder. On PostgreSQL the index on writer_xact finds the
+ * rows from the snapshot's xmin on; the visibility test keeps those it did not see.
+ */
+function afterPosition(engine: Store['engine'], position: ChangePosition, add: (value: bigint | string) => string): string {
+  if (engine === 'sqlite') return `c.${q(C.seq)} > ${add(BigInt(position))}`;
+  const xmin = BigInt(position.slice(0, position.indexOf(':')));
+  return `c.${q(C.writerXact)} >= ${add(xmin)} AND NOT pg_visible_in_snapshot(c.${q(C.writerXact)}::text::xid8, CAST(${add(position)} AS pg_snapshot))`;
+}
+
+/**
+ * A subquery: the ids of one set's entities the account's change log lists after a position
+ * (`account` and `entitySet` are placeholders of the caller's statement; `add` binds the rest).
+ */
+export function changedIdsSql(engine: Store['engine'], account: string, entitySet: string, position: ChangePosition, add: (value: bigint | string) => string): string {
+  return `SELECT c.${q(C.entityId)} FROM ${q(C.table)} c WHERE c.${q(ACCOUNT_COLUMN)} = ${account} AND c.${q(C.entitySet)} = ${entitySet} AND ${afterPosition(engine, position, add)}`;
+}
+
+/** An entity deleted after a position: its id, and when (UTC ms). */
+export interface DeletedEntity {
+  readonly id: bigint;
+  readonly deletedAt: number;
+}
 
 export interface ChangeRow {
   /** change_seq: increasing in the order rows were written. */
@@ -29,10 +84,26 @@ const UNPUBLISHED =
   `ORDER BY ${q(C.seq)} LIMIT ?`;
 const PUBLISH = `UPDATE ${q(C.table)} SET ${q(C.published)} = 1 WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.published)} = 0 AND ${q(C.seq)} <= ?`;
 const LAST_SEQ = `SELECT MAX(${q(C.seq)}) AS s FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ?`;
+// Pruning goes by the primary key: an account's rows in change_seq order are in time order (within
+// the moments a transaction takes), so the oldest come first and a batch stops at the young ones.
 const PRUNE =
   `DELETE FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.seq)} IN ` +
-  `(SELECT ${q(C.seq)} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.changedAt)} < ? LIMIT ?)`;
-const ANY_OLDER = `SELECT 1 AS found FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.changedAt)} < ? LIMIT 1`;
+  `(SELECT ${q(C.seq)} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? ORDER BY ${q(C.seq)} LIMIT ?) AND ${q(C.changedAt)} < ?`;
+const OLDEST = `SELECT ${q(C.changedAt)} AS at FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? ORDER BY ${q(C.seq)} LIMIT 1`;
+
+/** Deleted since a position and not there now (an id is never reused). Parameters: account, set, then the position's. */
+function deletedSinceSql(engine: Store['engine'], table: string, position: ChangePosition, params: (bigint | string)[]): string {
+  const add = (value: bigint | string) => {
+    params.push(value);
+    return '?';
+  };
+  return (
+    `SELECT c.${q(C.entityId)} AS id, MAX(c.${q(C.changedAt)}) AS at FROM ${q(C.table)} c ` +
+    `WHERE c.${q(ACCOUNT_COLUMN)} = ? AND c.${q(C.entitySet)} = ? AND ${afterPosition(engine, position, add)} AND c.${q(C.kind)} = 'deleted' ` +
+    `AND NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE t.${q(ACCOUNT_COLUMN)} = c.${q(ACCOUNT_COLUMN)} AND t.id = c.${q(C.entityId)}) ` +
+    `GROUP BY c.${q(C.entityId)} ORDER BY c.${q(C.entityId)}`
+  );
+}
 
 const toBigInt = (v: unknown) => (typeof v === 'bigint' ? v : BigInt(String(v)));
 
@@ -52,6 +123,14 @@ export class ChangeLog {
     };
   }
 
+  /** The set's entities deleted after `since`, in id order. */
+  async deletedSince(store: Store, tx: SqlExecutor, accountId: number, type: EntityTypeDef, since: ChangePosition): Promise<DeletedEntity[]> {
+    const params: (bigint | string)[] = [];
+    const sql = deletedSinceSql(store.engine, type.table, since, params);
+    const rows = await tx.all<{ id: unknown; at: unknown }>(sql, [accountId, type.setName, ...params]);
+    return rows.map((r) => ({ id: toBigInt(r.id), deletedAt: this.codec.decode('Edm.DateTime', r.at) as number }));
+  }
+
   /** The account's unpublished changes after `afterSeq`, at most `limit`, in change_seq order (the webhooks' fan-out). */
   async unpublished(tx: SqlExecutor, accountId: number, afterSeq: bigint, limit: number): Promise<ChangeRow[]> {
     const rows = await tx.all<Record<string, unknown>>(UNPUBLISHED, [accountId, afterSeq, limit]);
@@ -69,13 +148,17 @@ export class ChangeLog {
     return row?.s === null || row?.s === undefined ? 0n : toBigInt(row.s);
   }
 
-  /** Whether the account has rows written before `before` (UTC ms): a read, before pruning takes the writer. */
+  /** Whether the account's oldest row was written before `before` (UTC ms): a read, before pruning takes the writer. */
   async anyBefore(tx: SqlExecutor, accountId: number, before: number): Promise<boolean> {
-    return (await tx.get(ANY_OLDER, [accountId, this.codec.encode('Edm.DateTime', before)])) !== undefined;
+    const row = await tx.get<{ at: unknown }>(OLDEST, [accountId]);
+    return row !== undefined && (this.codec.decode('Edm.DateTime', row.at) as number) < before;
   }
 
-  /** Deletes at most `limit` of the account's rows written before `before`; how many. */
+  /**
+   * Deletes those of the account's `limit` oldest rows that were written before `before`; how
+   * many. Fewer than `limit`: the account has no more (inBatches stops).
+   */
   async pruneBefore(tx: SqlExecutor, accountId: number, before: number, limit: number): Promise<number> {
-    return (await tx.run(PRUNE, [accountId, accountId, this.codec.encode('Edm.DateTime', before), limit])).changes;
+    return (await tx.run(PRUNE, [accountId, accountId, limit, this.codec.encode('Edm.DateTime', before)])).changes;
   }
 }

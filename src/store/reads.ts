@@ -23,6 +23,7 @@ import { columnsOf, rowWidth, type EntityStore } from './entities';
 import type { SqlDialect } from './sql/dialect';
 import { compileExpression, compileOrderBy, encodeLiteral, storedType, type ExpressionScope } from './sql/expression';
 import { SqlParams } from './sql/params';
+import { changedIdsSql } from './change-log';
 import type { SqlExecutor, Store } from './store';
 
 const q = (name: string) => `"${name}"`;
@@ -137,10 +138,13 @@ export class EntityReads {
       const join = this.navigationJoin(source.navigation);
       from += join.join;
       where += ` AND ${join.sourceColumn} = ${b.params.add(source.sourceId)}`;
+    } else if (source.kind === 'changes') {
+      where += ` AND t.id IN (${changedIdsSql(this.store.engine, b.account, b.params.add(plan.type.setName), source.since, (v) => b.params.add(v))})`;
     }
     // Before the filter, so that it is evaluated for every row, whatever the filter costs.
     if ((plan.filter || plan.orderBy.length > 0) && b.dialect.budgetCheck) where += ` AND ${b.dialect.budgetCheck}`;
-    if (plan.filter) where += ` AND ${compileExpression(b, plan.filter)}`;
+    if (source.kind === 'changes' && source.unmatched) where += plan.filter ? ` AND (${compileExpression(b, plan.filter)}) IS NOT TRUE` : ` AND ${b.dialect.falseSql}`;
+    else if (plan.filter) where += ` AND ${compileExpression(b, plan.filter)}`;
     if (withAfter && plan.after) where += ` AND ${this.afterCondition(b, plan.orderBy, plan.after, this.keyColumn(plan))}`;
     return `FROM ${from} WHERE ${where}`;
   }

@@ -362,18 +362,47 @@ export interface AtomFeedStartOptions {
   readonly selfHref: string;
   /** $inlinecount=allpages: written as m:count before the entries. */
   readonly count?: bigint | number;
+  /** A feed that tracks changes: it declares the tombstone namespace (RFC 6721) its end may use. */
+  readonly tracking?: boolean;
+}
+
+/** RFC 6721's namespace of deleted entries, with the prefix Apache Olingo gives it. */
+export const TOMBSTONE_NS = 'http://purl.org/atompub/tombstones/1.0';
+
+/** The end of a feed that tracks changes (a delta link, or a page of one). */
+export interface FeedDelta {
+  /** Entities removed since the delta link followed (deleted, or no longer matching the filter). */
+  readonly removed: readonly RemovedEntity[];
+  /** The delta link, on the last page only. */
+  readonly link?: string;
+  /** Whether the feed wrote any entry (JSON needs a separator before the first removal). */
+  readonly anyEntries: boolean;
+}
+
+export interface RemovedEntity {
+  /** The entity's URI (its id in the feeds). */
+  readonly uri: string;
+  /** UTC ms. */
+  readonly when: number;
 }
 
 export function atomFeedStart(ctx: WriteContext, opts: AtomFeedStartOptions): string {
   const title = escapeXml(opts.title);
-  let out = `${XML_DECLARATION}<feed${rootAttributes(ctx)}><title type="text">${title}</title><id>${escapeXml(opts.id)}</id>`;
+  const tombstones = opts.tracking ? ` xmlns:at="${TOMBSTONE_NS}"` : '';
+  let out = `${XML_DECLARATION}<feed${rootAttributes(ctx)}${tombstones}><title type="text">${title}</title><id>${escapeXml(opts.id)}</id>`;
   out += `<updated>${escapeXml(ctx.updated)}</updated><link rel="self" title="${title}" href="${escapeXml(opts.selfHref)}" />`;
   if (opts.count !== undefined) out += `<m:count>${String(opts.count)}</m:count>`;
   return out;
 }
 
-export function atomFeedEnd(opts: { readonly next?: string } = {}): string {
-  return opts.next !== undefined ? `<link rel="next" href="${escapeXml(opts.next)}" /></feed>` : '</feed>';
+export function atomFeedEnd(opts: { readonly next?: string; readonly delta?: FeedDelta } = {}): string {
+  let out = '';
+  // As Apache Olingo writes them: the tombstones after the entries, then the delta link.
+  if (opts.delta) {
+    for (const removed of opts.delta.removed) out += `<at:deleted-entry ref="${escapeXml(removed.uri)}" when="${new Date(removed.when).toISOString()}" />`;
+    if (opts.delta.link !== undefined) out += `<link rel="delta" href="${escapeXml(opts.delta.link)}" />`;
+  }
+  return opts.next !== undefined ? `${out}<link rel="next" href="${escapeXml(opts.next)}" /></feed>` : `${out}</feed>`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
  * and "__next" after the results at the top level only). Every entity, nested ones included,
  * carries its absolute canonical URI (via its type's entity set, never an alias).
  */
+import type { FeedDelta } from '../atom/writer';
 import { compileAround, compileOver, memberSource } from '../../model/compiled-access';
 import { model } from '../../model/catalogue-model';
 import { qualifiedName } from '../../model/define';
@@ -334,10 +335,25 @@ export function jsonFeedStart(ctx: WriteContext, opts: { count?: bigint | number
 
 export const jsonFeedSeparator = ',';
 
-/** V1 `]}`; V2 `]` + `,"__next":"…"` (when next is given) + `}}`. */
-export function jsonFeedEnd(ctx: WriteContext, opts: { next?: string } = {}): string {
+/**
+ * V1 `]}`; V2 `]` + `,"__next":"…"` (when next is given) + `}}`. A feed that tracks changes
+ * (always V2) ends as Apache Olingo's V2 JSON does: its removed entities at the end of `results`
+ * as `{"@odata.context":"$metadata#<Set>/$deletedEntity","id":"<entity URI>"}` (OData 4's deleted
+ * entity, lightly), and `"__delta":"…"` beside `results` on the last page.
+ */
+export function jsonFeedEnd(ctx: WriteContext, opts: { next?: string; delta?: FeedDelta & { readonly setName: string } } = {}): string {
   if (ctx.version !== 2) return ']}';
-  return opts.next === undefined ? ']}}' : '],"__next":' + JSON.stringify(opts.next) + '}}';
+  let out = '';
+  if (opts.delta) {
+    const context = JSON.stringify(`$metadata#${opts.delta.setName}/$deletedEntity`);
+    opts.delta.removed.forEach((removed, i) => {
+      out += `${i > 0 || opts.delta!.anyEntries ? ',' : ''}{"@odata.context":${context},"id":${JSON.stringify(removed.uri)}}`;
+    });
+  }
+  out += ']';
+  if (opts.next !== undefined) out += ',"__next":' + JSON.stringify(opts.next);
+  if (opts.delta?.link !== undefined) out += ',"__delta":' + JSON.stringify(opts.delta.link);
+  return out + '}}';
 }
 
 function countText(count: bigint | number): string {
