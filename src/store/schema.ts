@@ -445,8 +445,8 @@ const webhookSubscriptionsTable: TableDef = {
 };
 
 /**
- * One event for one subscription: written by the fan-out in the same transaction that marks the
- * change published, so an event exists exactly when its change was committed. `event_id` is the
+ * One event for one subscription: written by the fan-out in the same transaction that moves the
+ * account's cursor past the change (webhook_cursors), so an event exists exactly when its change was committed. `event_id` is the
  * receiver's key for deduplication (the same on every attempt). A delivery is leased
  * (`lease_owner`, `lease_until`) by the process that sends it; a lease that runs out (the process
  * died) leaves it to another. `state`: 'pending', 'delivered', or 'failed' (its retry horizon
