@@ -3,7 +3,7 @@
  * the suites). Three rules:
  *
  * - No import circles, type-only imports included: a circle of types is still a circle to a reader.
- * - Layers, from the top: cli → server (with console) → service → config → platform → catalogue → auth → store →
+ * - Layers, from the top: cli → server (with console) → service → config → webhooks → platform → catalogue → auth → store →
  *   odata → model → clock. A module imports only its own layer and layers below it, so the
  *   drawing of the pipeline in docs/architecture.md stays true.
  *   `src/config.ts` reads the environment into settings whose types come from store/ and odata/,
@@ -18,6 +18,8 @@ const LAYERS = [
   ['server', '^src/(server|console)/'],
   ['service', '^src/service/'],
   ['config', '^src/config\\.ts$'],
+  // The webhook worker reads the outbox the store's writes fill, and is started by the server.
+  ['webhooks', '^src/webhooks/'],
   ['platform', '^src/platform/'],
   ['catalogue', '^src/catalogue/'],
   ['auth', '^src/auth/'],

@@ -9,6 +9,7 @@ import type { ReadLimits } from './odata/read-options';
 import { DEFAULT_EXPR_LIMITS } from './odata/expr/ast';
 import { DEFAULT_BATCH_LIMITS } from './odata/batch/parse';
 import type { ResponseVersionPolicy } from './odata/negotiate';
+import { DEFAULT_WEBHOOK_SETTINGS as WH, type WebhookSettings } from './webhooks/settings';
 
 /** Days the change log keeps a change (CHANGE_RETENTION_DAYS). */
 export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
@@ -78,6 +79,8 @@ export interface Config {
    * and the housekeeping deletes the rows once they are older still (store/change-log.ts).
    */
   readonly changeRetentionDays: number;
+  /** The webhook worker (src/webhooks/). */
+  readonly webhooks: WebhookSettings;
 }
 
 /**
@@ -218,6 +221,20 @@ export function loadConfig(env: Env = process.env): Config {
     },
     housekeepingIntervalMs: integer(env, 'HOUSEKEEPING_INTERVAL_MS', 60_000, 10, 24 * 3_600_000),
     changeRetentionDays: integer(env, 'CHANGE_RETENTION_DAYS', DEFAULT_CHANGE_RETENTION_DAYS, 1, 3650),
+    webhooks: {
+      enabled: flag(env, 'WEBHOOKS', WH.enabled),
+      pollMs: integer(env, 'WEBHOOK_POLL_MS', WH.pollMs, 10, 60_000),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', WH.timeoutMs, 100, 120_000),
+      retryBaseMs: integer(env, 'WEBHOOK_RETRY_BASE_MS', WH.retryBaseMs, 10, 3_600_000),
+      retryMaxMs: integer(env, 'WEBHOOK_RETRY_MAX_MS', WH.retryMaxMs, 10, 24 * 3_600_000),
+      retryHorizonMs: integer(env, 'WEBHOOK_RETRY_HORIZON_MS', WH.retryHorizonMs, 0, 30 * 24 * 3_600_000),
+      disableAfterFailures: integer(env, 'WEBHOOK_DISABLE_AFTER_FAILURES', WH.disableAfterFailures, 1, 1_000_000),
+      endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', WH.endpointConcurrency, 1, 64),
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', WH.concurrency, 1, 10_000),
+      allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP', WH.allowHttp),
+      allowPrivateAddresses: flag(env, 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES', WH.allowPrivateAddresses),
+      secretOverlapMs: integer(env, 'WEBHOOK_SECRET_OVERLAP_MS', WH.secretOverlapMs, 0, 30 * 24 * 3_600_000),
+    },
     limits: {
       maxBodyBytes,
       maxBatchBodyBytes: integer(env, 'MAX_BATCH_BODY_BYTES', 4 * 1024 * 1024, 1024, 1024 ** 3),

@@ -21,6 +21,9 @@ export type AuditEvent =
   | 'account deleted'
   | 'account data deleted'
   | 'database restored'
+  /** An operator enabled a seller's webhook endpoint or redelivered one of its events (`catalogue webhook`). */
+  | 'webhook enabled'
+  | 'webhook redelivered'
   /** A seller changed catalogue data or an order in the console (which entity, which properties). */
   | 'console write';
 

@@ -19,6 +19,7 @@ import { CopyError, copyDatabase } from '../store/copy';
 import { accountCommand, backupCommand, cliAudit, restoreCommand } from './operator-commands';
 import { BackupError } from '../store/sqlite/backup';
 import { accountIdOf } from '../auth/directory';
+import { WebhookCommandError, webhookCommand } from './webhook-commands';
 
 const USAGE = `Usage: catalogue <command>
 
@@ -38,6 +39,10 @@ Commands:
   restore FILE                                  put the backup FILE in place of the SQLite database (refused while in use)
   platform import FILE --user NAME              deliver the platform documents in FILE (JSON, JSON array or NDJSON) to an account
   demo --user NAME                              fill an account with demonstration products, listings and orders
+  webhook list --user NAME                      the account's webhook subscriptions: state, failures, why disabled
+  webhook deliveries --user NAME --id ID        an endpoint's latest deliveries: state, attempts, last status and error
+  webhook enable --user NAME --id ID            enable an endpoint that was disabled after repeated failures
+  webhook redeliver --user NAME --id ID --event EVENT_ID   send one delivery again (same event id)
   copy --from sqlite:FILE --to postgres://…     copy a whole SQLite database into an empty PostgreSQL database,
                                                 then verify the row count and a content hash of every table
 
@@ -93,7 +98,7 @@ async function withStore<T>(fn: (store: ReturnType<typeof openStore>) => Promise
 
 async function run(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv;
-  const grouped = command === 'account' || command === 'token' || command === 'platform';
+  const grouped = command === 'account' || command === 'token' || command === 'platform' || command === 'webhook';
   const key = grouped ? `${command} ${sub ?? ''}` : command;
   const args = grouped ? rest : argv.slice(1);
   switch (key) {
@@ -127,6 +132,14 @@ async function run(argv: string[]): Promise<void> {
     case 'account delete': {
       const [o] = options(args, sub === 'list' ? [] : ['user']);
       for (const line of await withStore((store) => accountCommand(store, sub!, o.user))) process.stdout.write(JSON.stringify(line) + '\n');
+      return;
+    }
+    case 'webhook list':
+    case 'webhook deliveries':
+    case 'webhook enable':
+    case 'webhook redeliver': {
+      const [o] = options(args, sub === 'list' ? ['user'] : sub === 'redeliver' ? ['user', 'id', 'event'] : ['user', 'id']);
+      for (const line of await withStore((store) => webhookCommand(store, sub!, o))) process.stdout.write(JSON.stringify(line) + '\n');
       return;
     }
     case 'token create': {
@@ -181,7 +194,7 @@ async function run(argv: string[]): Promise<void> {
 }
 
 /** Errors the user can act on are printed plainly; anything else is a fault with its stack. */
-const userErrors = [UsageError, CopyError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError, BackupError];
+const userErrors = [UsageError, CopyError, ConfigError, ConfigurationError, AccountExistsError, InvalidAccountInputError, UnknownAccountError, DocumentFileError, DemoDataExistsError, BackupError, WebhookCommandError];
 
 export function main(argv: string[]): void {
   run(argv).catch((error: unknown) => {

@@ -23,6 +23,8 @@ import { formLogin, formLogout, loginFormGenuine, loginFormToken } from './login
 import { catalogsPage } from './pages/catalogs';
 import { editPage } from './pages/edit';
 import { integrationsPage } from './pages/integrations';
+import { webhooksSection, type WebhookView } from './pages/webhooks';
+import { enableSubscription, listDeliveries, listSubscriptions, redeliver } from '../webhooks/subscriptions';
 import { loginPage } from './pages/login';
 import { orderPage } from './pages/order';
 import { ordersPage } from './pages/orders';
@@ -38,6 +40,29 @@ import { comesFromThisOrigin, csrfTokenFor, csrfTokenMatches, SECURITY_HEADERS }
 export { CONSOLE_PATH } from './layout';
 
 const TOKEN_HASH = /^[0-9a-f]{64}$/;
+
+/** The console's webhook buttons: /webhooks/{id}/enable and /webhooks/{id}/deliveries/{eventId}/redeliver. */
+const WEBHOOK_ACTION = /^\/webhooks\/([A-Za-z0-9_-]{1,64})\/(enable|deliveries\/([0-9a-f-]{36})\/redeliver)$/;
+
+/** Deliveries read per endpoint for the page; those that have not arrived are shown. */
+const DELIVERIES_READ = 50;
+
+async function webhookViews(deps: ConsoleDeps, accountId: number): Promise<WebhookView[]> {
+  return Promise.all(
+    (await listSubscriptions(deps.store, accountId)).map(async (subscription) => ({
+      subscription,
+      troubled: (await listDeliveries(deps.store, accountId, subscription.id, DELIVERIES_READ)).filter((d) => d.state === 'failed' || (d.state === 'pending' && d.attempts > 0)),
+    })),
+  );
+}
+
+async function postWebhookAction(ctx: RequestContext, deps: ConsoleDeps, seller: Seller, match: RegExpExecArray): Promise<void> {
+  const [, id, action, eventId] = match as unknown as [string, string, string, string | undefined];
+  const now = deps.clock.now();
+  const done = action === 'enable' ? await enableSubscription(deps.store, seller.accountId, id, now) : await redeliver(deps.store, seller.accountId, id, eventId!, now);
+  if (!done) return notFoundPage(ctx.res, seller, action === 'enable' ? 'That webhook endpoint' : 'That delivery');
+  redirect(ctx.res, consoleUrl(`/integrations?webhook=${action === 'enable' ? 'enabled' : 'redelivered'}`));
+}
 
 type PageResult = { readonly title: string; readonly body: Html } | undefined;
 
@@ -88,7 +113,8 @@ async function showTokens(ctx: RequestContext, deps: ConsoleDeps, seller: Seller
 async function post(ctx: RequestContext, deps: ConsoleDeps, seller: Seller, path: string): Promise<void> {
   const edit = editTarget(path);
   const orderAction = ORDER_ACTION.exec(path);
-  if (path !== '/tokens' && path !== '/tokens/revoke' && path !== '/orders/ship' && !edit && !orderAction) {
+  const webhookAction = WEBHOOK_ACTION.exec(path);
+  if (path !== '/tokens' && path !== '/tokens/revoke' && path !== '/orders/ship' && !edit && !orderAction && !webhookAction) {
     return problemPage(ctx.res, 405, 'Not allowed', 'This address only shows a page; nothing can be sent to it.', seller, { Allow: 'GET, HEAD' });
   }
   const form = await readForm(ctx);
@@ -97,6 +123,7 @@ async function post(ctx: RequestContext, deps: ConsoleDeps, seller: Seller, path
   }
   if (edit) return postEdit(ctx, deps, seller, edit.kind, edit.idText, form);
   if (orderAction) return postOrderAction(ctx, deps, seller, orderAction, form);
+  if (webhookAction) return postWebhookAction(ctx, deps, seller, webhookAction);
   if (path === '/orders/ship') return postBulkShipped(ctx, deps, seller, form);
   if (path === '/tokens') {
     const created = await createTokenForAccount(deps.store, deps.clock, seller.accountId);
@@ -160,7 +187,10 @@ async function serve(ctx: RequestContext, deps: ConsoleDeps, rest: string): Prom
   if (rest === '/integrations') {
     const tokens = (await tokensOfAccount(deps.store, seller.accountId)).map((token) => ({ token, use: deps.tokenActivity.useOf(token.tokenHash) }));
     const body = await readAccount(deps, seller.accountId, (r) => integrationsPage(r, tokens, deps.clock.now()));
-    return sellerPage(ctx.res, 200, seller, 'Integrations', 'integrations', body);
+    const outcome = params.get('webhook');
+    const notice = outcome === 'enabled' ? 'The endpoint is enabled: its waiting deliveries go out now.' : outcome === 'redelivered' ? 'The delivery is sent again, with the same event id.' : undefined;
+    const hooks = webhooksSection(await webhookViews(deps, seller.accountId), csrfTokenFor(seller.cookie), notice);
+    return sellerPage(ctx.res, 200, seller, 'Integrations', 'integrations', html`${body}${hooks}`);
   }
   const target = pageFor(rest, params, deps, seller.cookie);
   if (!target) return problemPage(ctx.res, 404, 'Not found', 'The console has no page at this address.', seller);

@@ -29,6 +29,8 @@ import { TokenActivity } from '../auth/token-activity';
 import { AccountAdmission } from '../service/admission';
 import { setUpMetrics } from './metrics-setup';
 import { logTime } from './log-time';
+import { startWebhookWorker, type WebhookWorker } from '../webhooks/worker';
+import { WEBHOOKS_PATH, webhooksHandler } from './webhooks-endpoint';
 
 export interface RunningService {
   readonly app: App;
@@ -95,6 +97,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const routes: Route[] = [
     { prefix: SERVICE_PATH, handler: publicApiHandler(app) },
     { prefix: OPENAPI_PATH, handler: openApiHandler(app) },
+    { prefix: WEBHOOKS_PATH, handler: webhooksHandler(app) },
     { prefix: HEALTH_PATH, handler: healthHandler(store, () => draining) },
     { prefix: CONSOLE_PATH, handler: consoleHandler({ ...app, auth: authOptions }) },
     {
@@ -125,6 +128,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const housekeeping = startHousekeeping(store, sessions, clock, config.housekeepingIntervalMs, config.changeRetentionDays, log);
   const bound = server.address() as AddressInfo;
   address = `${bound.family === 'IPv6' ? `[${bound.address}]` : bound.address}:${bound.port}`;
+  let webhooks: WebhookWorker | undefined;
+  if (config.webhooks.enabled) {
+    const worker = startWebhookWorker({ store, clock, log, settings: config.webhooks, serviceRoot: () => (config.publicUrl ?? `http://${address}`) + SERVICE_PATH });
+    // A commit may have written changes: fan them out now rather than at the next poll.
+    store.observeCommits(() => worker.nudge());
+    webhooks = worker;
+  }
   return {
     app,
     server,
@@ -136,6 +146,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       server.closeIdleConnections();
       await closed;
       await housekeeping.stop();
+      await webhooks?.stop();
       await metrics?.close();
       await store.close();
     },

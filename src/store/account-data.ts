@@ -22,7 +22,7 @@ const TENANT_TABLES_CHILDREN_FIRST = [
 ];
 
 /** The service's own tables that refer to an account by its id (children of `accounts`). */
-const DIRECTORY_TABLES = ['sessions', 'subscription_tokens'] as const;
+const DIRECTORY_TABLES = ['sessions', 'subscription_tokens', 'webhook_accounts'] as const;
 
 const quote = (name: string) => `"${name}"`;
 

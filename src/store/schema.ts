@@ -396,10 +396,116 @@ const changeLogTable: TableDef = {
   retiredIndexes: ['entity_changes_by_set_and_seq', 'entity_changes_by_age'],
 };
 
+/**
+ * The accounts that have at least one webhook subscription (a directory table, read across
+ * accounts): the webhook worker visits only these, so a service without webhooks pays one small
+ * query per poll, and an account without them never has its change log touched.
+ */
+export const WEBHOOK_ACCOUNTS = 'webhook_accounts';
+
+const webhookAccountsTable: TableDef = {
+  name: WEBHOOK_ACCOUNTS,
+  tenant: false,
+  columns: [col(ACCOUNT_COLUMN, 'int64')],
+  primaryKey: [ACCOUNT_COLUMN],
+  foreignKeys: [{ columns: [ACCOUNT_COLUMN], refTable: 'accounts', refColumns: ['id'], onDelete: 'cascade' }],
+  indexes: [],
+};
+
+/**
+ * A seller's webhook endpoints (src/webhooks/). Times are UTC milliseconds (int64), computed by
+ * the caller from its Clock. `secret` signs every delivery; during a rotation `previous_secret`
+ * signs them too until `previous_secret_until`, so a receiver can switch over without a gap.
+ * `failure_count` counts consecutive failed attempts since `failing_since`; a subscription that
+ * keeps failing is disabled (`disabled_reason`) and gets no new events until it is enabled.
+ */
+export const WEBHOOK_SUBSCRIPTIONS = 'webhook_subscriptions';
+
+const webhookSubscriptionsTable: TableDef = {
+  name: WEBHOOK_SUBSCRIPTIONS,
+  tenant: true,
+  columns: [
+    col(ACCOUNT_COLUMN, 'int64'),
+    col('id', 'text'),
+    col('url', 'text'),
+    // Comma-separated event types (src/webhooks/event-types.ts).
+    col('event_types', 'text'),
+    col('secret', 'text'),
+    col('previous_secret', 'text', true),
+    col('previous_secret_until', 'int64', true),
+    { ...col('enabled', 'int32'), defaultValue: 1 },
+    { ...col('failure_count', 'int32'), defaultValue: 0 },
+    col('failing_since', 'int64', true),
+    col('disabled_reason', 'text', true),
+    col('created_at', 'int64'),
+  ],
+  primaryKey: [ACCOUNT_COLUMN, 'id'],
+  foreignKeys: [],
+  indexes: [],
+};
+
+/**
+ * One event for one subscription: written by the fan-out in the same transaction that moves the
+ * account's cursor past the change (webhook_cursors), so an event exists exactly when its change was committed. `event_id` is the
+ * receiver's key for deduplication (the same on every attempt). A delivery is leased
+ * (`lease_owner`, `lease_until`) by the process that sends it; a lease that runs out (the process
+ * died) leaves it to another. `state`: 'pending', 'delivered', or 'failed' (its retry horizon
+ * passed; redelivered only by hand).
+ */
+export const WEBHOOK_DELIVERIES = 'webhook_deliveries';
+
+const webhookDeliveriesTable: TableDef = {
+  name: WEBHOOK_DELIVERIES,
+  tenant: true,
+  columns: [
+    col(ACCOUNT_COLUMN, 'int64'),
+    col('event_id', 'text'),
+    col('subscription_id', 'text'),
+    col('sequence', 'int64'),
+    col('event_type', 'text'),
+    col('payload', 'text'),
+    col('state', 'text'),
+    { ...col('attempts', 'int32'), defaultValue: 0 },
+    col('created_at', 'int64'),
+    col('next_attempt_at', 'int64'),
+    col('lease_owner', 'text', true),
+    col('lease_until', 'int64', true),
+    col('last_status', 'int32', true),
+    col('last_error', 'text', true),
+    col('last_attempt_at', 'int64', true),
+    col('delivered_at', 'int64', true),
+  ],
+  primaryKey: [ACCOUNT_COLUMN, 'event_id'],
+  foreignKeys: [{ columns: [ACCOUNT_COLUMN, 'subscription_id'], refTable: WEBHOOK_SUBSCRIPTIONS, refColumns: [ACCOUNT_COLUMN, 'id'], onDelete: 'cascade' }],
+  indexes: [
+    // The due deliveries of one endpoint, oldest first: what the deliverer leases.
+    { name: 'webhook_deliveries_due', columns: [ACCOUNT_COLUMN, 'subscription_id', 'state', 'next_attempt_at'], unique: false },
+    { name: 'webhook_deliveries_by_sequence', columns: [ACCOUNT_COLUMN, 'sequence'], unique: false },
+  ],
+};
+
+/**
+ * How far the webhook fan-out has read each account's change log: the last change_seq it turned
+ * into deliveries (or passed over, with no subscription wanting it), advanced in the transaction
+ * that wrote those deliveries. One row per account instead of a flag on every change row: a
+ * flag's UPDATE would rewrite each change row once more (on PostgreSQL a new row version and
+ * index entry each, for the vacuum to clear), which a write load paid for in throughput.
+ */
+export const WEBHOOK_CURSORS = 'webhook_cursors';
+
+const webhookCursorsTable: TableDef = {
+  name: WEBHOOK_CURSORS,
+  tenant: true,
+  columns: [col(ACCOUNT_COLUMN, 'int64'), col('last_seq', 'int64')],
+  primaryKey: [ACCOUNT_COLUMN],
+  foreignKeys: [],
+  indexes: [],
+};
+
 /** Every table, parents before children (the order DDL must run in). */
 export function buildSchema(model: Model): TableDef[] {
   const entityTables = orderByDependencies(model.entityTypes.map((t) => entityTable(model, t)));
-  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model), idempotencyTable, changeLogTable];
+  return [...serviceTables, ...entityTables, ...linkTables(model), orderHistoryTable(model), idempotencyTable, changeLogTable, webhookAccountsTable, webhookSubscriptionsTable, webhookDeliveriesTable, webhookCursorsTable];
 }
 
 function orderByDependencies(tables: TableDef[]): TableDef[] {

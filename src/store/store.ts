@@ -217,7 +217,7 @@ export interface Store {
   /** What the engine is doing now: queued writes, pool use. */
   stats(): StoreStats;
   /**
-   * Calls `listener` after every COMMIT of queued writes with the number of writes it held
+   * Calls `listener` (each one given, in turn) after every COMMIT of queued writes with the number of writes it held
    * (group commit: SQLite's single writer, and PostgreSQL's batch per account).
    */
   observeCommits(listener: (writes: number) => void): void;

@@ -194,7 +194,8 @@ export class PostgresStore implements Store {
   private closing: Promise<void> | undefined;
   /** Per account with writes under way: the writes waiting for the next shared COMMIT. */
   private readonly writeQueues = new Map<number, WriteJob[]>();
-  private commitListener: ((writes: number) => void) | undefined;
+  /** Told after every COMMIT of queued writes (the metrics, the webhook worker). */
+  private readonly commitListeners: ((writes: number) => void)[] = [];
   /** Connections back in the pool whose last read has not been ended yet (see leaveOpen). */
   private readonly leftOpen = new WeakMap<PoolClient, LeftOpen>();
   /** Where reads of one statement run, or undefined where they take a pooled connection each. */
@@ -416,7 +417,7 @@ export class PostgresStore implements Store {
       return queued.slice(ran);
     }
     const batch = queued.slice(0, outcomes.length);
-    this.commitListener?.(batch.length);
+    for (const listener of this.commitListeners) listener(batch.length);
     batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) job.resolve(outcome.value);
@@ -461,7 +462,7 @@ export class PostgresStore implements Store {
   }
 
   observeCommits(listener: (writes: number) => void): void {
-    this.commitListener = listener;
+    this.commitListeners.push(listener);
   }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {

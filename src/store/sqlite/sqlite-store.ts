@@ -156,7 +156,8 @@ export class SqliteStore implements Store {
   private readonly queue: WriteJob[] = [];
   private draining = false;
   private closed = false;
-  private commitListener: ((writes: number) => void) | undefined;
+  /** Told after every COMMIT of queued writes (the metrics, the webhook worker). */
+  private readonly commitListeners: ((writes: number) => void)[] = [];
 
   constructor(private readonly options: SqliteOptions) {
     if (options.file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
@@ -222,7 +223,7 @@ export class SqliteStore implements Store {
   }
 
   observeCommits(listener: (writes: number) => void): void {
-    this.commitListener = listener;
+    this.commitListeners.push(listener);
   }
 
   async nextId(tx: SqlExecutor): Promise<bigint> {
@@ -288,7 +289,7 @@ export class SqliteStore implements Store {
       for (const job of batch) job.reject(reason);
       return;
     }
-    this.commitListener?.(batch.length);
+    for (const listener of this.commitListeners) listener(batch.length);
     batch.forEach((job, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) job.resolve(outcome.value);
