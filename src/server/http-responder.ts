@@ -163,7 +163,10 @@ export class HttpResponder implements Responder {
         if (this.gone) return Promise.reject(goneError());
         // Compressed and flushed in one call (the compressor's default flush, see compressor()).
         waiting.push(new Promise<void>((through) => z.write(chunk, () => through())));
-        if (waiting.length <= PIECES_AHEAD) return Promise.resolve();
+        // A turn of the event loop (not a resolved promise) lets zlib's callback for the previous
+        // piece run, which starts its next piece on the thread pool: the writer makes its pages
+        // synchronously, so without the turn zlib waited idle until the writer was held back.
+        if (waiting.length <= PIECES_AHEAD) return new Promise<void>((next) => setImmediate(next));
         const oldest = waiting.shift()!;
         return this.whenTaken((taken) => {
           let wanted = true;
