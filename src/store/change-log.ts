@@ -3,7 +3,7 @@
  * deleted, written by the database's own triggers (sqlite/ddl.ts, postgres/ddl.ts) in the
  * transaction of the change. This module reads it, inside the caller's transaction and always
  * for one account: delta links read an entity set's changes after a position, the webhooks'
- * fan-out reads the unpublished rows in change_seq order and marks them published, and the
+ * fan-out reads them in change_seq order past its own cursor (src/webhooks/change-log.ts), and the
  * housekeeping prunes rows older than the retention.
  */
 import { ACCOUNT_COLUMN, CHANGES as C, CHANGES_SEQUENCE, type ChangeKind } from './schema';
@@ -79,10 +79,7 @@ export interface ChangeRow {
 const q = (name: string) => `"${name}"`;
 const COLUMNS = [C.seq, C.entitySet, C.entityId, C.kind, C.changedProperties, C.changedAt].map(q).join(', ');
 
-const UNPUBLISHED =
-  `SELECT ${COLUMNS} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.published)} = 0 AND ${q(C.seq)} > ? ` +
-  `ORDER BY ${q(C.seq)} LIMIT ?`;
-const PUBLISH = `UPDATE ${q(C.table)} SET ${q(C.published)} = 1 WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.published)} = 0 AND ${q(C.seq)} <= ?`;
+const AFTER = `SELECT ${COLUMNS} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.seq)} > ? ORDER BY ${q(C.seq)} LIMIT ?`;
 const LAST_SEQ = `SELECT MAX(${q(C.seq)}) AS s FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ?`;
 // Pruning goes by the primary key: an account's rows in change_seq order are in time order (within
 // the moments a transaction takes), so the oldest come first and a batch stops at the young ones.
@@ -131,15 +128,10 @@ export class ChangeLog {
     return rows.map((r) => ({ id: toBigInt(r.id), deletedAt: this.codec.decode('Edm.DateTime', r.at) as number }));
   }
 
-  /** The account's unpublished changes after `afterSeq`, at most `limit`, in change_seq order (the webhooks' fan-out). */
-  async unpublished(tx: SqlExecutor, accountId: number, afterSeq: bigint, limit: number): Promise<ChangeRow[]> {
-    const rows = await tx.all<Record<string, unknown>>(UNPUBLISHED, [accountId, afterSeq, limit]);
+  /** The account's changes after `afterSeq`, at most `limit`, in change_seq order. */
+  async after(tx: SqlExecutor, accountId: number, afterSeq: bigint, limit: number): Promise<ChangeRow[]> {
+    const rows = await tx.all<Record<string, unknown>>(AFTER, [accountId, afterSeq, limit]);
     return rows.map((r) => this.rowOf(r));
-  }
-
-  /** Marks the account's unpublished changes up to `throughSeq` published; how many were. */
-  async markPublished(tx: SqlExecutor, accountId: number, throughSeq: bigint): Promise<number> {
-    return (await tx.run(PUBLISH, [accountId, throughSeq])).changes;
   }
 
   /** The account's highest change_seq the transaction sees (0 when it has none). */

@@ -337,7 +337,8 @@ const idempotencyTable: TableDef = {
 /**
  * The change log: one row per entity created, changed or deleted, written by the triggers each
  * engine renders from the entity tables' ChangeCapture, in the transaction of the change. Delta
- * links (service/delta) read it per account and entity set; webhooks publish its rows.
+ * links (service/delta) read it per account and entity set; the webhooks' fan-out reads it past a
+ * cursor per account (webhook_cursors).
  */
 export const CHANGES = {
   table: 'entity_changes',
@@ -351,8 +352,6 @@ export const CHANGES = {
   changedProperties: 'changed_properties',
   /** When the change was written (UTC ms, as every datetime column). */
   changedAt: 'changed_at',
-  /** 0 until the webhooks' fan-out has taken the row, then 1. */
-  published: 'published',
   /**
    * PostgreSQL: the writing transaction's id (pg_current_xact_id() as a bigint), so that a delta
    * read can take every change its snapshot may not have seen; null on SQLite (one writer).
@@ -376,7 +375,6 @@ const changeLogTable: TableDef = {
     col(CHANGES.kind, 'text'),
     col(CHANGES.changedProperties, 'text'),
     col(CHANGES.changedAt, 'datetime'),
-    { name: CHANGES.published, type: 'int32', nullable: false, defaultValue: 0 },
     col(CHANGES.writerXact, 'int64', true),
   ],
   // The triggers number the rows from a database-wide sequence (CHANGES_SEQUENCE): increasing in
@@ -389,11 +387,9 @@ const changeLogTable: TableDef = {
   indexes: [
     // PostgreSQL's delta read goes by the writing transaction's id (see CHANGES.writerXact).
     { name: 'entity_changes_by_set_and_xact', columns: [ACCOUNT_COLUMN, CHANGES.entitySet, CHANGES.writerXact], unique: false, engine: 'postgres' },
-    // The webhooks' fan-out: an account's unpublished rows in change_seq order.
-    { name: 'entity_changes_unpublished', columns: [ACCOUNT_COLUMN, CHANGES.published, CHANGES.seq], unique: false },
   ],
   // The first schema of the change log had these; measured, they doubled what a change row cost.
-  retiredIndexes: ['entity_changes_by_set_and_seq', 'entity_changes_by_age'],
+  retiredIndexes: ['entity_changes_by_set_and_seq', 'entity_changes_by_age', 'entity_changes_unpublished'],
 };
 
 /**

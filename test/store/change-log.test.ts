@@ -2,7 +2,7 @@
  * The change log (entity_changes) as the engines' triggers write it, through the live service:
  * a create, a change naming the properties that changed, an update that changes nothing writes
  * no row, a delete and the database's cascade write 'deleted' rows, a write that fails leaves
- * none, and the store's read API hands unpublished rows out in order and marks them published.
+ * none, and the store's read API hands an account's rows out in change_seq order.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +25,7 @@ after(() => live.close());
 
 /** The account's change rows after `afterSeq`, in order. */
 function changesAfter(afterSeq: bigint): Promise<ChangeRow[]> {
-  return live.service.app.store.read(seller.accountId, (tx) => log.unpublished(tx, seller.accountId, afterSeq, 1000));
+  return live.service.app.store.read(seller.accountId, (tx) => log.after(tx, seller.accountId, afterSeq, 1000));
 }
 
 /** The change rows after a change_seq. */
@@ -98,28 +98,25 @@ describe('change log', () => {
     const before = await live.service.app.store.read(own.accountId, (tx) => log.lastSeq(tx, own.accountId));
     const res = await asSeller(own, `${live.root}/DeleteAccountData?type=2`, { method: 'POST', headers: { Accept: 'application/json' } });
     assert.equal(res.status, 200, res.body);
-    const rows = await live.service.app.store.read(own.accountId, (tx) => log.unpublished(tx, own.accountId, before, 1000));
+    const rows = await live.service.app.store.read(own.accountId, (tx) => log.after(tx, own.accountId, before, 1000));
     assert.deepEqual(rows.map((r) => `${r.entitySet}(${r.entityId}) ${r.kind}`).sort(), [`ProductVariations(${variation}) deleted`, `Products(${product}) deleted`]);
   });
 
-  test('marking published hides rows from the unpublished read; another account sees none of them', async () => {
+  test('the read after a position hands out the rows past it; another account sees none of them', async () => {
     const product = await createEntity(live, seller, 'Products', { Title: 'Desk', Price: '99', StockAmount: 1 });
     const rows = await changesAfter(0n);
     const mine = rows.find((r) => r.entitySet === 'Products' && String(r.entityId) === product);
     assert.ok(mine);
     const other = await newSeller(live, 'changes-other');
-    const foreign = await live.service.app.store.read(other.accountId, (tx) => log.unpublished(tx, other.accountId, 0n, 1000));
+    const foreign = await live.service.app.store.read(other.accountId, (tx) => log.after(tx, other.accountId, 0n, 1000));
     assert.deepEqual(foreign, []);
-    const marked = await live.service.app.store.write(seller.accountId, (tx) => log.markPublished(tx, seller.accountId, mine.seq));
-    assert.equal(marked, rows.filter((r) => r.seq <= mine.seq).length);
-    assert.deepEqual(await changesAfter(0n), rows.filter((r) => r.seq > mine.seq));
+    assert.deepEqual(await changesAfter(mine.seq), rows.filter((r) => r.seq > mine.seq));
   });
 
   // Last: the housekeeping's clock is moved past every session's expiry.
   test('the housekeeping deletes changes older than the retention and a day, and keeps younger ones', async () => {
     const app = live.service.app;
     const day = 86_400_000;
-    // Published or not (the test before marked some published).
     const rows = async () =>
       Number((await app.store.read(seller.accountId, (tx) => tx.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM entity_changes WHERE account_id = ?', [seller.accountId])))!.n);
     assert.ok((await rows()) > 0);

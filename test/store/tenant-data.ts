@@ -7,6 +7,7 @@
 import type { EdmValue } from '../../src/odata/edm';
 import { storeRow, type LiveService, type Seller } from '../support/live-service';
 import { addLink, createEntity } from '../support/live-client';
+import { awaitDelivery, registerPendingWebhook } from '../support/webhook-fixture';
 
 async function seed(live: LiveService, accountId: number, typeName: string, values: Record<string, EdmValue>): Promise<bigint> {
   return storeRow(live, accountId, live.service.app.model.typeByName.get(typeName)!, values);
@@ -14,6 +15,8 @@ async function seed(live: LiveService, accountId: number, typeName: string, valu
 
 /** One row or more in every tenant table of the seller's account. */
 export async function fillEveryTenantTable(live: LiveService, s: Seller, tag: string): Promise<void> {
+  // The webhook tables: a subscription, then (below) the delivery of the order's event and the fan-out's cursor.
+  const hookId = await registerPendingWebhook(live, s);
   const product = await createEntity(live, s, 'Products', { Title: `${tag} product`, Price: '19.99', StockAmount: 3 });
   const child = await createEntity(live, s, 'Products', { Title: `${tag} child`, Price: '5', StockAmount: 1 });
   await createEntity(live, s, 'ProductImages', { ProductId: product, ImageUrl: `https://img.example.com/${tag}.jpg`, Type: 1 });
@@ -62,4 +65,5 @@ export async function fillEveryTenantTable(live: LiveService, s: Seller, tag: st
   });
   // A create with an Idempotency-Key: its first answer is kept in idempotency_keys.
   await createEntity(live, s, 'Catalogs', { Name: `${tag} keyed catalog` }, { 'Idempotency-Key': `${tag}-key-1` });
+  await awaitDelivery(live, s, hookId);
 }

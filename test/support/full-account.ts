@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { asSeller, newSeller, type LiveService, type Seller } from './live-service';
 import { createEntity } from './live-client';
+import { awaitDelivery, registerPendingWebhook } from './webhook-fixture';
 import { deliver, orderDocument, orderItem, paymentEvent, shipmentEvent } from '../platform/platform-client';
 
 async function link(live: LiveService, s: Seller, path: string, uri: string): Promise<void> {
@@ -17,14 +18,7 @@ async function link(live: LiveService, s: Seller, path: string, uri: string): Pr
 export async function fullAccount(live: LiveService, tag: string): Promise<Seller> {
   const create = (s: Seller, set: string, body: Record<string, unknown>) => createEntity(live, s, set, body);
   const s = await newSeller(live, tag);
-  // A documentation address (TEST-NET-2): registered, never reached; its delivery stays pending.
-  const hook = await asSeller(s, `${live.origin}/publicapi/v1/webhooks`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ url: 'https://198.51.100.1/hooks', eventTypes: ['order.created'] }),
-  });
-  assert.equal(hook.status, 201, hook.body);
-  const hookId = (JSON.parse(hook.body) as { id: string }).id;
+  const hookId = await registerPendingWebhook(live, s);
   const product = await create(s, 'Products', { Title: `${tag} jacket`, Price: '99', StockAmount: 4, ForeignId: `${tag}-JACKET` });
   const child = await create(s, 'Products', { Title: `${tag} hood`, Price: '9', StockAmount: 4 });
   await create(s, 'ProductImages', { ProductId: product, ImageUrl: 'https://img.example.com/jacket.jpg', Type: 1 });
@@ -44,13 +38,7 @@ export async function fullAccount(live: LiveService, tag: string): Promise<Selle
   await deliver(live, s.userName, orderDocument(`${tag}-O1`, [orderItem(`${tag}-I1`, { Product: { ForeignId: `${tag}-JACKET` }, ProductVariation: { Sku: `${tag}-JACKET-M` } })]));
   await deliver(live, s.userName, paymentEvent(`${tag}-O1`));
   await deliver(live, s.userName, shipmentEvent(`${tag}-O1`));
-  // The order's event, fanned out by the worker within a poll or two.
-  for (let tries = 0; ; tries++) {
-    const res = await asSeller(s, `${live.origin}/publicapi/v1/webhooks/${hookId}/deliveries`);
-    if ((JSON.parse(res.body) as { deliveries: unknown[] }).deliveries.length > 0) break;
-    assert.ok(tries < 200, 'the order event was not fanned out');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await awaitDelivery(live, s, hookId);
   return s;
 }
 
