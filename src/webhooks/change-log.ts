@@ -10,21 +10,23 @@
  * so two processes never fan out one account at once, and an account's changes commit in
  * change_seq order: none can appear behind the cursor later.
  */
-import { ACCOUNT_COLUMN, CHANGES as C, WEBHOOK_CURSORS, type ChangeKind } from '../store/schema';
+import { ChangeLog } from '../store/change-log';
+import { WEBHOOK_CURSORS } from '../store/schema';
 import type { SqlExecutor, ValueCodec } from '../store/store';
 import type { ChangeRow } from './event-types';
 
-const q = (name: string) => `"${name}"`;
-const COLUMNS = [C.seq, C.entitySet, C.entityId, C.kind, C.changedProperties, C.changedAt].map(q).join(', ');
-const AFTER = `SELECT ${COLUMNS} FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ? AND ${q(C.seq)} > ? ORDER BY ${q(C.seq)} LIMIT ?`;
-const LAST_SEQ = `SELECT MAX(${q(C.seq)}) AS s FROM ${q(C.table)} WHERE ${q(ACCOUNT_COLUMN)} = ?`;
 const CURSOR = `SELECT last_seq FROM ${WEBHOOK_CURSORS} WHERE account_id = ?`;
 const MOVE = `INSERT INTO ${WEBHOOK_CURSORS} (account_id, last_seq) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET last_seq = excluded.last_seq`;
 
 const toBigInt = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(String(v)));
 
 export class OutboxReader {
-  constructor(private readonly codec: ValueCodec) {}
+  /** The store's reads of the change log; this reader adds the cursor. */
+  private readonly log: ChangeLog;
+
+  constructor(codec: ValueCodec) {
+    this.log = new ChangeLog(codec);
+  }
 
   /** The last change_seq the account's fan-out has passed (0 before its first). */
   async cursor(tx: SqlExecutor, accountId: number): Promise<bigint> {
@@ -34,23 +36,13 @@ export class OutboxReader {
 
   /** The account's changes after the cursor, at most `limit`, in commit order. */
   async unpublished(tx: SqlExecutor, accountId: number, limit: number): Promise<ChangeRow[]> {
-    const rows = await tx.all(AFTER, [accountId, await this.cursor(tx, accountId), limit]);
-    return rows.map((r) => {
-      const changed = String(r[C.changedProperties] ?? '');
-      return {
-        seq: toBigInt(r[C.seq]),
-        entitySet: String(r[C.entitySet]),
-        entityId: toBigInt(r[C.entityId]),
-        kind: String(r[C.kind]) as ChangeKind,
-        properties: changed === '' ? [] : changed.split(','),
-        changedAt: this.codec.decode('Edm.DateTime', r[C.changedAt]) as number,
-      };
-    });
+    const rows = await this.log.after(tx, accountId, await this.cursor(tx, accountId), limit);
+    return rows.map(({ changedProperties, ...row }) => ({ ...row, properties: changedProperties }));
   }
 
   /** Whether the account has a change to fan out: a read, so that an idle account never takes the writer. */
   async any(tx: SqlExecutor, accountId: number): Promise<boolean> {
-    return (await tx.all(AFTER, [accountId, await this.cursor(tx, accountId), 1])).length > 0;
+    return (await this.log.after(tx, accountId, await this.cursor(tx, accountId), 1)).length > 0;
   }
 
   /** Moves the cursor to `throughSeq`: the changes up to it are fanned out. */
@@ -60,8 +52,7 @@ export class OutboxReader {
 
   /** Moves the cursor past every change of the account (no enabled subscription wants them). */
   async markAllPublished(tx: SqlExecutor, accountId: number): Promise<void> {
-    const row = await tx.get<{ s: unknown }>(LAST_SEQ, [accountId]);
-    const last = row?.s === null || row?.s === undefined ? 0n : toBigInt(row.s);
+    const last = await this.log.lastSeq(tx, accountId);
     if (last > (await this.cursor(tx, accountId))) await this.markPublished(tx, accountId, last);
   }
 }
