@@ -68,6 +68,8 @@ function decodeWire(text: string): DeltaToken | undefined {
   } catch {
     return undefined;
   }
+  // JSON that is not an object (`null` above all) is no token: checked before reading a field.
+  if (typeof w !== 'object' || w === null) return undefined;
   const engine = w.e === 'p' ? 'postgres' : 'sqlite';
   const integer = (v: unknown) => typeof v === 'string' && isPosition(engine, v);
   if (

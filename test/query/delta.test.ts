@@ -205,6 +205,8 @@ describe('composition and tokens', () => {
     const token = new URL(first.deltaLink).searchParams.get('!deltatoken')!;
     const cases: [Seller, string, RegExp][] = [
       [seller, 'Products?!deltatoken=not-a-token', /not-a-token/],
+      // Base64url of JSON that is no object: `null`, `1`, `[]`.
+      ...['null', '1', '[]'].map((json): [Seller, string, RegExp] => [seller, `Products?!deltatoken=${Buffer.from(json).toString('base64url')}`, /is not a delta token/]),
       [other, `Products?!deltatoken=${token}`, /is not a delta token of this account/],
       [seller, `ProductVariations?!deltatoken=${token}`, /issued for Products, not ProductVariations/],
       [seller, `Products?$orderby=Title&!deltatoken=${token}`, /\$orderby/],
