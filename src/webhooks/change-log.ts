@@ -10,10 +10,9 @@
  * so two processes never fan out one account at once, and an account's changes commit in
  * change_seq order: none can appear behind the cursor later.
  */
-import { ChangeLog } from '../store/change-log';
+import { ChangeLog, type ChangeRow } from '../store/change-log';
 import { WEBHOOK_CURSORS } from '../store/schema';
 import type { SqlExecutor, ValueCodec } from '../store/store';
-import type { ChangeRow } from './event-types';
 
 const CURSOR = `SELECT last_seq FROM ${WEBHOOK_CURSORS} WHERE account_id = ?`;
 const MOVE = `INSERT INTO ${WEBHOOK_CURSORS} (account_id, last_seq) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET last_seq = excluded.last_seq`;
@@ -36,8 +35,7 @@ export class OutboxReader {
 
   /** The account's changes after the cursor, at most `limit`, in commit order. */
   async unpublished(tx: SqlExecutor, accountId: number, limit: number): Promise<ChangeRow[]> {
-    const rows = await this.log.after(tx, accountId, await this.cursor(tx, accountId), limit);
-    return rows.map(({ changedProperties, ...row }) => ({ ...row, properties: changedProperties }));
+    return this.log.after(tx, accountId, await this.cursor(tx, accountId), limit);
   }
 
   /** Whether the account has a change to fan out: a read, so that an idle account never takes the writer. */

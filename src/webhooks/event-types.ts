@@ -4,6 +4,7 @@
  * entity set, the kind of change and the watched properties that changed; everything else a
  * receiver wants it reads from the entity's URI.
  */
+import type { ChangeRow } from '../store/change-log';
 
 export const EVENT_TYPES = [
   'order.created',
@@ -21,19 +22,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 export const isEventType = (name: string): name is EventType => (EVENT_TYPES as readonly string[]).includes(name);
 
-export type ChangeKind = 'created' | 'changed' | 'deleted';
-
-/** One row of the change log, as the fan-out reads it. */
-export interface ChangeRow {
-  readonly seq: bigint;
-  readonly entitySet: string;
-  readonly entityId: bigint;
-  readonly kind: ChangeKind;
-  /** The watched properties that changed (empty for created and deleted rows). */
-  readonly properties: readonly string[];
-  readonly changedAt: number;
-}
-
 const PAYMENT = new Set(['MarkedAsPayed', 'PaymentStatus', 'MonetaryPaymentStatus', 'PaidAmount', 'PaidDate']);
 const ORDER_SHIPPING = new Set(['ShippingStatus', 'MarkedAsShipped']);
 
@@ -41,7 +29,7 @@ const any = (properties: readonly string[], of: ReadonlySet<string>) => properti
 
 /** The events one change stands for (none for a change no event type covers). */
 export function eventsOf(change: ChangeRow): EventType[] {
-  const { entitySet, kind, properties } = change;
+  const { entitySet, kind, changedProperties: properties } = change;
   switch (entitySet) {
     case 'SalesOrders':
       if (kind === 'created') return ['order.created'];

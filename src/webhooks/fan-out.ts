@@ -8,7 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlExecutor, SqlValue, Store } from '../store/store';
 import { WEBHOOK_DELIVERIES } from '../store/schema';
-import { eventsOf, type ChangeRow, type EventType } from './event-types';
+import type { ChangeRow } from '../store/change-log';
+import { eventsOf, type EventType } from './event-types';
 import { OutboxReader } from './change-log';
 import { num, selectSubscriptions } from './subscriptions';
 
@@ -43,7 +44,7 @@ export function payloadOf(change: ChangeRow, type: EventType, eventId: string, a
     sequence,
     entity: { set: change.entitySet, key, uri: `${serviceRoot}/${change.entitySet}(${key}L)` },
     version: PAYLOAD_VERSION,
-    data: { change: change.kind, properties: change.properties },
+    data: { change: change.kind, properties: change.changedProperties },
   };
 }
 

@@ -6,12 +6,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
-import { eventsOf, type ChangeRow } from '../../src/webhooks/event-types';
+import { eventsOf } from '../../src/webhooks/event-types';
+import type { ChangeRow } from '../../src/store/change-log';
 import { newSecret, signedHeaders, verify } from '../../src/webhooks/signing';
 import { checkEndpoint, refusedAddress } from '../../src/webhooks/address-guard';
 import { retryDelay } from '../../src/webhooks/deliveries';
 
-const change = (entitySet: string, kind: ChangeRow['kind'], properties: string[] = []): ChangeRow => ({ seq: 1n, entitySet, entityId: 7n, kind, properties, changedAt: 0 });
+const change = (entitySet: string, kind: ChangeRow['kind'], properties: string[] = []): ChangeRow => ({ seq: 1n, entitySet, entityId: 7n, kind, changedProperties: properties, changedAt: 0 });
 
 test('each change stands for the events its set, kind and changed properties name', () => {
   assert.deepEqual(eventsOf(change('SalesOrders', 'created')), ['order.created']);
