@@ -71,7 +71,10 @@ const USAGE = `npm run bench -- [options]
   --floor                    SQLite: after each read workload that has one, measure the floor too
                              (bench/lib/floor-server.ts: the same answer, the same rules, no pipeline)
   --calibrate                also measure the baseline computing ${CALIBRATION_MICROS.join(', ')} µs per request: what a
-                             request of that cost gets on this machine, kernel and client included`;
+                             request of that cost gets on this machine, kernel and client included
+environment:
+  BENCH_SERVICE_NODE_ARGS    node flags for the service processes only, e.g. "--trace-gc" (with --keep,
+                             the GC trace is in the work directory's server logs)`;
 
 function parseArgs(argv: readonly string[]): Options {
   const values = new Map<string, string>();

@@ -17,6 +17,7 @@
  * (sorted arrays; tens of thousands per run).
  */
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { RequestShape } from './load';
 import { MIX_KINDS, MIX_PER_HOUR, type MixKind, type MixSeller } from './mix-kinds';
 
@@ -58,6 +59,12 @@ export interface MixRun {
   readonly kinds: readonly KindSummary[];
   /** Open loop: how late the generator sent after the scheduled time (ms): p50, p99, max. */
   readonly lag?: { readonly p50Ms: number; readonly p99Ms: number; readonly maxMs: number };
+  /**
+   * Open loop: the generator's own event-loop delay (ms, sampled every millisecond): how late it
+   * may have read an answer that had arrived. Beside `lag`, it tells the generator's share of a
+   * latency from the server's.
+   */
+  readonly loopDelay?: { readonly p99Ms: number; readonly maxMs: number };
   /** CPU time of this (client) process during the run, as a share of one core. */
   readonly clientCpuShare: number;
 }
@@ -286,6 +293,8 @@ export async function runOpenMix(target: MixTarget, rate: number, seconds: numbe
   const lag = new Samples();
   const pending: Promise<void>[] = [];
   const cpuBefore = process.cpuUsage();
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
   const started = performance.now();
   await new Promise<void>((resolve) => {
     let i = 0;
@@ -303,6 +312,7 @@ export async function runOpenMix(target: MixTarget, rate: number, seconds: numbe
     dispatch();
   });
   await Promise.all(pending);
+  loopDelay.disable();
   client.close();
   const elapsed = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
@@ -311,5 +321,6 @@ export async function runOpenMix(target: MixTarget, rate: number, seconds: numbe
     targetRate: rate,
     compression,
     lag: { p50Ms: percentile(lags, 50), p99Ms: percentile(lags, 99), maxMs: lags.length ? lags[lags.length - 1]! : NaN },
+    loopDelay: { p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 },
   });
 }

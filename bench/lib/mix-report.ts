@@ -42,7 +42,7 @@ function table(lines: string[][]): string {
 
 /** One line per phase: rates, the server's CPU, the generator's own lateness. */
 export function formatMixPhases(mix: MixResult): string {
-  const lines = [['run', 'target req/s', 'req/s', 'requests', 'errors', 'CPU µs/req', 'server CPU', 'client CPU', 'other CPU', 'send lag p99/max ms', 'RSS MB', 'hour compressed']];
+  const lines = [['run', 'target req/s', 'req/s', 'requests', 'errors', 'CPU µs/req', 'server CPU', 'client CPU', 'other CPU', 'send lag p99/max ms', 'generator loop delay p99/max ms', 'RSS MB', 'hour compressed']];
   for (const p of mix.phases) {
     lines.push([
       p.mode === 'closed' ? `capacity (closed loop, ${mix.closedLoopWorkers} workers)` : `open loop at ${p.label}`,
@@ -55,6 +55,7 @@ export function formatMixPhases(mix: MixResult): string {
       fmt(p.clientCpuShare, 2),
       fmt(p.otherCores, 2),
       p.lag ? `${fmt(p.lag.p99Ms, 1)} / ${fmt(p.lag.maxMs, 1)}` : '–',
+      p.loopDelay ? `${fmt(p.loopDelay.p99Ms, 1)} / ${fmt(p.loopDelay.maxMs, 1)}` : '–',
       fmt(p.peakRssMb),
       p.compression !== undefined ? `${fmt(p.compression, 1)}×` : '–',
     ]);

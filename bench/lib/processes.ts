@@ -124,7 +124,9 @@ export interface ServiceOptions {
 /** `node bin/catalogue.js serve` on 127.0.0.1 and a free port. */
 export function startService(label: string, env: Record<string, string>, logFile: string, options: ServiceOptions = {}): Promise<ServerProcess> {
   const nodeArgs = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : [];
-  return startProcess(label, [...nodeArgs, CATALOGUE_BIN, 'serve'], { DEMO_ACCOUNT: 'false', ...env }, logFile);
+  // Flags NODE_OPTIONS refuses (--trace-gc, for one) reach only the service this way.
+  const extraArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  return startProcess(label, [...nodeArgs, ...extraArgs, CATALOGUE_BIN, 'serve'], { DEMO_ACCOUNT: 'false', ...env }, logFile);
 }
 
 /** The bare node:http server with its fixed 300-byte JSON body. */

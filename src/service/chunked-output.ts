@@ -14,6 +14,19 @@ import type { BodyStream } from './responder';
  * answer, and the bench's 50-row filter cost about 60 µs more CPU per page (600 against 550).
  */
 const CHUNK_BYTES = 128 * 1024;
+/**
+ * Buffers of CHUNK_BYTES kept for the next answer. Each one allocated is an ArrayBuffer outside
+ * V8's heap, and V8 starts a full (mark-compact) collection whenever such external memory has
+ * grown by its limit since the last one: with a fresh 128 KiB buffer per answer, the connector
+ * mix at 2,000 requests/s ran one every half second, and the 7-13 ms each held the event loop were
+ * most of every seller's p99 (docs/operating.md, "Latency under the connector mix"). An answer
+ * borrows one while it writes and gives it back at its end, keeping an exact copy of what it
+ * holds, so the usual answer of a few KB allocates a few KB.
+ */
+const spareBuffers: Buffer[] = [];
+const SPARE_BUFFERS = 16;
+/** A last buffer at least this full is sent as it is rather than copied: the copy would cost more than the allocation it saves. */
+const SEND_AS_IS_BYTES = CHUNK_BYTES / 2;
 /** Small pieces are joined into a string of about this length before encoding: fewer calls. */
 const PENDING_CHARS = 4096;
 /**
@@ -25,8 +38,11 @@ const MIXED_CHARS = 256;
 /** UTF-8 needs at most 3 bytes per UTF-16 code unit. */
 const MAX_BYTES_PER_UNIT = 3;
 
+/** What an ended output holds: nothing more can be written into a buffer that went back to the spares. */
+const EMPTY = Buffer.alloc(0);
+
 export class ChunkedOutput implements TextSink {
-  private buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private buffer = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
   private used = 0;
   /** Full buffers not yet handed to the stream. */
   private full: Buffer[] = [];
@@ -78,7 +94,7 @@ export class ChunkedOutput implements TextSink {
     if (this.pending !== '') this.encodePending();
     if (this.used === 0) return;
     this.full.push(this.buffer.subarray(0, this.used));
-    this.buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.buffer = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
     this.used = 0;
   }
 
@@ -99,10 +115,24 @@ export class ChunkedOutput implements TextSink {
     }
   }
 
-  /** Sends everything and ends the stream. */
+  /**
+   * Sends everything and ends the stream. The last buffer, when little of it is used, goes as an
+   * exact copy and the buffer itself back to the spares (see spareBuffers).
+   */
   async end(): Promise<void> {
-    this.seal();
-    const last = this.full.pop();
+    if (this.pending !== '') this.encodePending();
+    let last: Buffer | undefined;
+    if (this.used >= SEND_AS_IS_BYTES) last = this.buffer.subarray(0, this.used);
+    else {
+      // This buffer was never handed to the stream: only the copy leaves.
+      if (this.used > 0) {
+        last = Buffer.allocUnsafe(this.used);
+        this.buffer.copy(last, 0, 0, this.used);
+      } else last = this.full.pop();
+      if (spareBuffers.length < SPARE_BUFFERS) spareBuffers.push(this.buffer);
+    }
+    this.buffer = EMPTY;
+    this.used = 0;
     await this.drain();
     this.body.end(last);
   }

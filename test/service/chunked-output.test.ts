@@ -30,3 +30,54 @@ test('filled: false while the text fits the current buffer, true once a buffer i
   const bytes = Buffer.concat([...written, ...(ended ? [ended] : [])]).toString('utf8');
   assert.equal(bytes, entity.repeat(appended) + '"end"');
 });
+
+/** An output whose sent bytes are collected: what went to write(), then what went to end(). */
+function collected(): { out: ChunkedOutput; sent: () => Buffer[] } {
+  const chunks: Buffer[] = [];
+  const out = new ChunkedOutput({ write: async (chunk) => void chunks.push(chunk), end: (chunk) => void (chunk && chunks.push(chunk)) });
+  return { out, sent: () => chunks };
+}
+
+test('a small answer leaves as an exact copy, not as a view of a 128 KiB buffer (each of those is external memory V8 counts towards a full collection)', async () => {
+  for (const length of [100, 20_000]) {
+    const { out, sent } = collected();
+    out.append('y'.repeat(length));
+    await out.end();
+    const [only, ...more] = sent();
+    assert.equal(more.length, 0);
+    assert.equal(only!.toString('utf8'), 'y'.repeat(length));
+    assert.ok(only!.buffer.byteLength < 128 * 1024, `${length} bytes went out in an allocation of ${only!.buffer.byteLength} bytes`);
+  }
+});
+
+test('the buffer a small answer gives back is reused by the next answer, and what the first one sent stays as it was', async () => {
+  const first = collected();
+  first.out.append('{"first":"' + 'a'.repeat(5_000) + '"}');
+  await first.out.end();
+  const second = collected();
+  second.out.append('{"second":"' + 'b'.repeat(5_000) + '"}');
+  await second.out.end();
+  assert.equal(Buffer.concat(first.sent()).toString('utf8'), '{"first":"' + 'a'.repeat(5_000) + '"}');
+  assert.equal(Buffer.concat(second.sent()).toString('utf8'), '{"second":"' + 'b'.repeat(5_000) + '"}');
+});
+
+test('an answer of several buffers, its last one small or large, and an empty answer come out whole and in order', async () => {
+  for (const tail of [10, 100_000]) {
+    const { out, sent } = collected();
+    const piece = 'z'.repeat(1_000) + ',';
+    let text = '';
+    for (let i = 0; i < 300; i++) {
+      out.append(piece);
+      text += piece;
+      if (out.filled) await out.drain();
+    }
+    out.append('t'.repeat(tail));
+    text += 't'.repeat(tail);
+    await out.end();
+    assert.ok(sent().length >= 3, `${sent().length} chunks`);
+    assert.equal(Buffer.concat(sent()).toString('utf8'), text);
+  }
+  const empty = collected();
+  await empty.out.end();
+  assert.equal(Buffer.concat(empty.sent()).length, 0);
+});
