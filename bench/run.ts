@@ -23,7 +23,7 @@ import { baselineRequest, feedEntities, WORKLOADS, type Catalogue, type Workload
 import { seedSellers, type MixSellerAccount } from './lib/mix-seed';
 import { checkMixKinds, connectSellers } from './lib/mix-connect';
 import { MIX_KINDS } from './lib/mix-kinds';
-import { runClosedMix, runOpenMix, type MixRun } from './lib/mix-load';
+import { runClosedMix, runOpenMix, type MixRun, type MixTarget } from './lib/mix-load';
 import { evaluateMixGoals, formatMixGoals, formatMixKinds, formatMixPhases, type MixPhase, type MixResult } from './lib/mix-report';
 
 interface Options {
@@ -42,6 +42,8 @@ interface Options {
   readonly sellers: number;
   readonly sellerProducts: number;
   readonly mixRates: readonly number[];
+  /** The same mix against the baseline computing this many µs per request (0: not run). */
+  readonly mixBaselineMicros: number;
   /** Where the JSON results go (default bench/results). */
   readonly resultsDir: string | undefined;
 }
@@ -64,6 +66,9 @@ const USAGE = `npm run bench -- [options]
   --sellers N                mix: sellers, each with its own account, catalogue, orders and schedule (default 200)
   --seller-products N        mix: products per seller (default 10, each with 10 variations)
   --mix-rates a,b,c          mix: the open-loop rates in % of the closed-loop capacity (default 25,50,75)
+  --mix-baseline-us N        mix: then the same mix, capacity and rates against the baseline computing N µs
+                             per request: the latencies this machine and generator allow a server that
+                             does nothing else, at the capacity that N gives it
   --results-dir DIR          where the JSON results go (default bench/results)
   --cpu-prof                 run each service process under node --cpu-prof and print the hottest
                              functions of each workload's measured window
@@ -89,7 +94,7 @@ function parseArgs(argv: readonly string[]): Options {
       process.exit(0);
     }
     if (['cpu-prof', 'keep', 'floor', 'calibrate'].includes(name)) flags.add(name);
-    else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only', 'sellers', 'seller-products', 'mix-rates', 'results-dir'].includes(name)) {
+    else if (['engine', 'duration', 'warmup', 'connections', 'products', 'export-runs', 'only', 'sellers', 'seller-products', 'mix-rates', 'mix-baseline-us', 'results-dir'].includes(name)) {
       const value = m[2] ?? argv[++i];
       if (value === undefined) throw new BenchSetupError(`--${name} needs a value`);
       values.set(name, value);
@@ -122,6 +127,7 @@ function parseArgs(argv: readonly string[]): Options {
     sellers: Math.round(number('sellers', 200, 1)),
     sellerProducts: Math.round(number('seller-products', 10, 1)),
     mixRates: mixRates(values.get('mix-rates')),
+    mixBaselineMicros: Math.round(number('mix-baseline-us', 0, 0)),
     resultsDir: values.get('results-dir'),
   };
 }
@@ -541,31 +547,8 @@ class Bench {
             const warm = await runClosedMix(target, o.connections, o.warmupSeconds);
             if (warm.errors > 0) log(`mix: ${warm.errors} errors in the warm-up: ${warm.kinds.filter((k) => k.errors).map((k) => `${k.id} ${JSON.stringify(k.statuses)}`).join('; ')}`);
           }
-          const phases: MixPhase[] = [];
           const from = monotonicMicros();
-          const measured = async (label: string, share: number | undefined, run: () => Promise<MixRun>) => {
-            const cpuBefore = service.cpuMicros();
-            const machineBefore = machineBusyMicros();
-            const started = monotonicMicros();
-            const r = await run();
-            const micros = monotonicMicros() - started;
-            const cpu = service.cpuMicros() - cpuBefore;
-            const machine = machineBusyMicros() - machineBefore;
-            const phase: MixPhase = {
-              ...r,
-              label,
-              ...(share !== undefined ? { share } : {}),
-              serverCpuMicrosPerRequest: r.requests ? cpu / r.requests : NaN,
-              serverCpuShare: cpu / micros,
-              otherCores: Math.max(0, (machine - cpu - r.clientCpuShare * micros) / micros),
-              peakRssMb: mib(service.peakRss()),
-            };
-            phases.push(phase);
-            log(`mix ${label}: ${phase.requestsPerSecond.toFixed(0)} req/s${r.targetRate !== undefined ? ` (asked ${r.targetRate.toFixed(0)})` : ''}, ${r.errors} errors, server CPU ${phase.serverCpuMicrosPerRequest.toFixed(0)} µs/request`);
-            return phase;
-          };
-          const capacity = await measured('capacity', undefined, () => runClosedMix(target, o.connections, o.seconds));
-          for (const pct of o.mixRates) await measured(`${pct}%`, pct / 100, () => runOpenMix(target, (capacity.requestsPerSecond * pct) / 100, o.seconds));
+          const phases = await this.mixPhases(service, target);
           window = { from, to: monotonicMicros() };
           return { result: 'ok', ...base, phases } satisfies MixResult;
         },
@@ -576,6 +559,73 @@ class Bench {
       return value;
     } catch (error) {
       return { result: 'FAILED', note: (error as Error).message, ...base, phases: [] };
+    }
+  }
+
+  /**
+   * The mix's measured runs against `server`: a closed loop of --connections workers for the
+   * capacity, then an open loop at each of --mix-rates of it, with the server's CPU for each.
+   */
+  private async mixPhases(server: ServerProcess, target: MixTarget): Promise<MixPhase[]> {
+    const o = this.options;
+    const phases: MixPhase[] = [];
+    const measured = async (label: string, share: number | undefined, run: () => Promise<MixRun>) => {
+      const cpuBefore = server.cpuMicros();
+      const machineBefore = machineBusyMicros();
+      const started = monotonicMicros();
+      const r = await run();
+      const micros = monotonicMicros() - started;
+      const cpu = server.cpuMicros() - cpuBefore;
+      const machine = machineBusyMicros() - machineBefore;
+      const phase: MixPhase = {
+        ...r,
+        label,
+        ...(share !== undefined ? { share } : {}),
+        serverCpuMicrosPerRequest: r.requests ? cpu / r.requests : NaN,
+        serverCpuShare: cpu / micros,
+        otherCores: Math.max(0, (machine - cpu - r.clientCpuShare * micros) / micros),
+        peakRssMb: mib(server.peakRss()),
+      };
+      phases.push(phase);
+      log(`mix ${label} (${server.label}): ${phase.requestsPerSecond.toFixed(0)} req/s${r.targetRate !== undefined ? ` (asked ${r.targetRate.toFixed(0)})` : ''}, ${r.errors} errors, server CPU ${phase.serverCpuMicrosPerRequest.toFixed(0)} µs/request`);
+      return phase;
+    };
+    const capacity = await measured('capacity', undefined, () => runClosedMix(target, o.connections, o.seconds));
+    for (const pct of o.mixRates) await measured(`${pct}%`, pct / 100, () => runOpenMix(target, (capacity.requestsPerSecond * pct) / 100, o.seconds));
+    return phases;
+  }
+
+  /**
+   * The same mix against the baseline computing `workMicros` per request (--mix-baseline-us): a
+   * server with no pipeline, no database and no garbage to speak of, at the capacity that work
+   * gives it. Its latencies are what this machine and this generator allow; the service's beside
+   * them are what the service adds.
+   */
+  async mixBaseline(workMicros: number, sellers: number): Promise<MixResult> {
+    const base = { sellers, productsPerSeller: this.options.sellerProducts, perHour: Object.fromEntries(MIX_KINDS.map((k) => [k.id, k.perHour])), accountMaxInFlight: 'none (baseline)', closedLoopWorkers: this.options.connections };
+    const server = await startBaseline(path.join(this.workDir, `mix-baseline-${workMicros}us.log`), workMicros);
+    this.live.add(server);
+    try {
+      // The baseline reads no key: any will do, as long as the requests have the connector's shape.
+      const target: MixTarget = {
+        origin: server.origin,
+        checkAnswers: false,
+        sellers: Array.from({ length: sellers }, (_, index) => ({
+          index,
+          credentials: { subscriptionToken: `baseline-${index}`, cookie: 'x'.repeat(64) },
+          productIds: ['1'],
+          variationsByProduct: [['1']],
+          acknowledgedOrderIds: ['1'],
+          pendingOrders: 0,
+        })),
+      };
+      if (this.options.warmupSeconds > 0) await runClosedMix(target, this.options.connections, this.options.warmupSeconds);
+      return { result: 'ok', ...base, phases: await this.mixPhases(server, target) };
+    } catch (error) {
+      return { result: 'FAILED', note: (error as Error).message, ...base, phases: [] };
+    } finally {
+      await server.stop();
+      this.live.delete(server);
     }
   }
 
@@ -682,9 +732,14 @@ async function main(): Promise<void> {
     }
     for (const w of WORKLOADS) if (w.writes && selected(w.id)) await runWorkload(w);
     let mix: MixResult | undefined;
+    let mixBaseline: MixResult | undefined;
     if (options.only?.includes('mix')) {
       log(`the connector mix: ${options.sellers} sellers, closed loop for the capacity, then open loops at ${options.mixRates.join(', ')}% of it`);
       mix = await bench.mix(sellers);
+      if (options.mixBaselineMicros > 0) {
+        log(`the connector mix against the baseline computing ${options.mixBaselineMicros} µs per request`);
+        mixBaseline = await bench.mixBaseline(options.mixBaselineMicros, sellers.length);
+      }
     }
     if (options.calibrate) {
       if (bench.baselines.length === 0) await bench.baseline('the calibration');
@@ -716,6 +771,14 @@ async function main(): Promise<void> {
         console.log(formatMixPhases(mix));
         for (const phase of mix.phases) console.log(`\n${phase.mode === 'closed' ? 'capacity (closed loop: latency from the send)' : `open loop at ${phase.label} of capacity`}:\n${formatMixKinds(phase)}`);
         console.log(`\nMix goals at 50% of capacity (printed, not asserted):\n${formatMixGoals(options.engine, mixGoals)}`);
+      }
+    }
+    if (mixBaseline) {
+      console.log(`\nThe same mix against the baseline computing ${options.mixBaselineMicros} µs per request (no pipeline, no database: what this machine and generator allow at that capacity):`);
+      if (mixBaseline.result !== 'ok') console.log(`  FAILED: ${mixBaseline.note}`);
+      else {
+        console.log(formatMixPhases(mixBaseline));
+        for (const phase of mixBaseline.phases.filter((p) => p.mode === 'open')) console.log(`\nbaseline, open loop at ${phase.label} of its capacity:\n${formatMixKinds(phase)}`);
       }
     }
     const profiled = [
@@ -754,6 +817,7 @@ async function main(): Promise<void> {
       compressedExports,
       targets,
       ...(mix ? { mix: { ...mix, goals: mixGoals } } : {}),
+      ...(mixBaseline ? { mixBaseline: { workMicros: options.mixBaselineMicros, ...mixBaseline } } : {}),
       runSeconds: seconds,
     };
     const file = path.join(resultsDir, `${options.engine}-${stamp}.json`);
