@@ -33,9 +33,10 @@ function bench(args: string[]): Promise<{ code: number | null; output: string }>
 test('the connector mix runs every kind without an error, closed and open loop', { skip: testEngine !== 'sqlite' && 'the bench starts its own database; checked in the SQLite half' }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-mix-'));
   try {
-    const { code, output } = await bench(['--only', 'mix', '--sellers', '3', '--seller-products', '3', '--duration', '2', '--warmup', '0', '--connections', '4', '--mix-rates', '25,50', '--results-dir', dir]);
+    const { code, output } = await bench(['--only', 'mix', '--sellers', '3', '--seller-products', '3', '--duration', '2', '--warmup', '0', '--connections', '4', '--mix-rates', '25,50', '--mix-baseline-us', '50', '--results-dir', dir]);
     assert.equal(code, 0, output.slice(-3000));
-    const mix = (JSON.parse(fs.readFileSync(path.join(dir, 'latest-sqlite.json'), 'utf8')) as { mix: MixResult & { goals: unknown[] } }).mix;
+    const results = JSON.parse(fs.readFileSync(path.join(dir, 'latest-sqlite.json'), 'utf8')) as { mix: MixResult & { goals: unknown[] }; mixBaseline: MixResult & { workMicros: number } };
+    const mix = results.mix;
     assert.equal(mix.result, 'ok', mix.note);
     assert.equal(mix.accountMaxInFlight, 'default', 'the fair share is on, as in production');
     assert.deepEqual(mix.phases.map((p) => [p.mode, p.label]), [['closed', 'capacity'], ['open', '25%'], ['open', '50%']]);
@@ -53,6 +54,15 @@ test('the connector mix runs every kind without an error, closed and open loop',
     const half = mix.phases[2]!;
     assert.ok(Math.abs(half.targetRate! - capacity.requestsPerSecond / 2) < 1e-6, 'the open loop runs at half the capacity');
     assert.ok(half.lag !== undefined && Number.isFinite(half.lag.p99Ms));
+    assert.ok(half.loopDelay !== undefined && half.loopDelay.p99Ms > 0 && half.loopDelay.p99Ms <= half.loopDelay.maxMs, 'the generator reports its own event-loop delay');
+    // The same mix against the bare server computing 50 µs per request, at shares of its own capacity.
+    const baseline = results.mixBaseline;
+    assert.equal(baseline.result, 'ok', baseline.note);
+    assert.equal(baseline.workMicros, 50);
+    assert.deepEqual(baseline.phases.map((p) => [p.mode, p.label]), [['closed', 'capacity'], ['open', '25%'], ['open', '50%']]);
+    assert.ok(Math.abs(baseline.phases[2]!.targetRate! - baseline.phases[0]!.requestsPerSecond / 2) < 1e-6, "the baseline's open loop runs at half its own capacity");
+    for (const phase of baseline.phases) assert.equal(phase.errors, 0, `baseline ${phase.label}`);
+    assert.match(output, /The same mix against the baseline computing 50 µs per request/);
     assert.equal(mix.goals.length, MIX_KINDS.filter((k) => k.goalMs !== undefined).length, 'each goal is reported at 50%');
     assert.match(output, /Connector mix \(sqlite; 3 sellers/);
   } finally {
