@@ -18,8 +18,8 @@ const CHUNK_BYTES = 128 * 1024;
  * Buffers of CHUNK_BYTES kept for the next answer. Each one allocated is an ArrayBuffer outside
  * V8's heap, and V8 starts a full (mark-compact) collection whenever such external memory has
  * grown by its limit since the last one: with a fresh 128 KiB buffer per answer, the connector
- * mix at 2,000 requests/s ran one every half second, and the 7-13 ms each held the event loop were
- * most of every seller's p99 (docs/operating.md, "Latency under the connector mix"). An answer
+ * mix at 2,000 requests/s ran one every half second, each holding the event loop 7-13 ms while
+ * every seller's requests waited (docs/operating.md, "What holds the event loop"). An answer
  * borrows one while it writes and gives it back at its end, keeping an exact copy of what it
  * holds, so the usual answer of a few KB allocates a few KB.
  */
@@ -129,7 +129,7 @@ export class ChunkedOutput implements TextSink {
         last = Buffer.allocUnsafe(this.used);
         this.buffer.copy(last, 0, 0, this.used);
       } else last = this.full.pop();
-      if (spareBuffers.length < SPARE_BUFFERS) spareBuffers.push(this.buffer);
+      if (this.buffer.length === CHUNK_BYTES && spareBuffers.length < SPARE_BUFFERS) spareBuffers.push(this.buffer);
     }
     this.buffer = EMPTY;
     this.used = 0;

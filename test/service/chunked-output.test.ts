@@ -81,3 +81,16 @@ test('an answer of several buffers, its last one small or large, and an empty an
   await empty.out.end();
   assert.equal(Buffer.concat(empty.sent()).length, 0);
 });
+
+test('ending an output twice gives nothing back twice: the next answer still gets a whole buffer', async () => {
+  const once = collected();
+  once.out.append('x');
+  await once.out.end();
+  await once.out.end();
+  // Were an empty buffer among the spares, this answer would leave in pieces of one append each.
+  const next = collected();
+  for (let i = 0; i < 10; i++) next.out.append('y'.repeat(1000));
+  await next.out.end();
+  assert.equal(next.sent().length, 1);
+  assert.equal(Buffer.concat(next.sent()).toString('utf8'), 'y'.repeat(10_000));
+});
