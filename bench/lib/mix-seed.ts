@@ -16,6 +16,7 @@ import { PlatformIntake } from '../../src/platform/intake';
 import { EntityStore } from '../../src/store/entities';
 import type { Store } from '../../src/store/store';
 import { expectedProduct, seedCatalogue } from '../../test/support/catalogue-seed';
+import { orderDocument, orderItem } from '../../test/platform/platform-client';
 
 export const PENDING_ORDERS = 3;
 export const ACKNOWLEDGED_ORDERS = 2;
@@ -45,36 +46,22 @@ export async function inParallel<T, R>(items: readonly T[], width: number, fn: (
   return results;
 }
 
-function orderDocument(seller: number, order: number, products: number) {
+/**
+ * The platform's order document as the tests deliver it (test/platform/platform-client.ts), its
+ * items the seller's products and variations, so that the poll's expansions find them.
+ */
+function sellerOrder(seller: number, order: number, products: number) {
   const platformOrderId = `MIX-${seller}-${order}`;
-  return {
-    kind: 'order',
-    PlatformOrderId: platformOrderId,
-    CreationDate: '2026-11-01T09:12:00Z',
-    CheckoutCompletionDate: '2026-11-01T09:15:30Z',
-    CurrencyCode: 'EUR',
-    ShippingService: 'DHL Paket',
-    ShippingServiceCost: '4.90',
-    CheckoutStatus: 2,
-    PaymentOption: 'PayPal',
-    BuyerCheckoutMessage: null,
-    Buyer: { BuyerName: `buyer-${seller}-${order}`, Email: `buyer-${seller}-${order}@buyers.example.com` },
-    Address: { Name: 'Erika', Surname: 'Mustermann', Street: 'Heidestraße 17', PostalCode: '51147', Town: 'Köln', Country: 'DE' },
-    ShippingAddress: { Name: 'Erika', Surname: 'Mustermann', Street: 'Am Hafen 3', PostalCode: '20457', Town: 'Hamburg', Country: 'DE' },
-    SalesOrderItems: Array.from({ length: ITEMS_PER_ORDER }, (_, k) => {
-      const product = expectedProduct((order * ITEMS_PER_ORDER + k) % products);
-      return {
-        PlatformItemId: `${platformOrderId}-${k}`,
-        TransactionId: `tx-${platformOrderId}-${k}`,
-        Name: product.title,
-        Amount: 1,
-        Price: product.price,
-        CurrencyCode: 'EUR',
-        Product: { ForeignId: product.foreignId },
-        ProductVariation: { Sku: product.variations[k % product.variations.length]!.sku },
-      };
-    }),
-  };
+  const items = Array.from({ length: ITEMS_PER_ORDER }, (_, k) => {
+    const product = expectedProduct((order * ITEMS_PER_ORDER + k) % products);
+    return orderItem(`${platformOrderId}-${k}`, {
+      Name: product.title,
+      Price: product.price,
+      Product: { ForeignId: product.foreignId },
+      ProductVariation: { Sku: product.variations[k % product.variations.length]!.sku },
+    });
+  });
+  return orderDocument(platformOrderId, items);
 }
 
 /** S sellers, each with `products` products and PENDING_ORDERS + ACKNOWLEDGED_ORDERS orders. */
@@ -89,7 +76,7 @@ export async function seedSellers(store: Store, count: number, products: number,
     async (i) => {
       const created = await createAccount(store, systemClock, { userName: `mix-${stamp}-${i}`, password: PASSWORD });
       await seedCatalogue(model, store, entities, created.accountId, products);
-      const orders = Array.from({ length: PENDING_ORDERS + ACKNOWLEDGED_ORDERS }, (_, o) => intake.validate(orderDocument(i, o, products)));
+      const orders = Array.from({ length: PENDING_ORDERS + ACKNOWLEDGED_ORDERS }, (_, o) => intake.validate(sellerOrder(i, o, products)));
       await intake.applyAll(created.accountId, orders);
       return { userName: `mix-${stamp}-${i}`, password: PASSWORD, subscriptionToken: created.subscriptionToken, accountId: created.accountId };
     },
