@@ -230,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       retryHorizonMs: integer(env, 'WEBHOOK_RETRY_HORIZON_MS', WH.retryHorizonMs, 0, 30 * 24 * 3_600_000),
       disableAfterFailures: integer(env, 'WEBHOOK_DISABLE_AFTER_FAILURES', WH.disableAfterFailures, 1, 1_000_000),
       endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', WH.endpointConcurrency, 1, 64),
+      accountConcurrency: integer(env, 'WEBHOOK_ACCOUNT_CONCURRENCY', WH.accountConcurrency, 1, 10_000),
       concurrency: integer(env, 'WEBHOOK_CONCURRENCY', WH.concurrency, 1, 10_000),
       allowHttp: flag(env, 'WEBHOOK_ALLOW_HTTP', WH.allowHttp),
       allowPrivateAddresses: flag(env, 'WEBHOOK_ALLOW_PRIVATE_ADDRESSES', WH.allowPrivateAddresses),

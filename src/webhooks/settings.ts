@@ -19,6 +19,12 @@ export interface WebhookSettings {
   readonly disableAfterFailures: number;
   /** Deliveries to one endpoint in flight at once, per process (WEBHOOK_ENDPOINT_CONCURRENCY). */
   readonly endpointConcurrency: number;
+  /**
+   * Deliveries of one account in flight at once, per process, all its endpoints together
+   * (WEBHOOK_ACCOUNT_CONCURRENCY): a seller's share, so that its slow endpoints cannot take the
+   * whole of WEBHOOK_CONCURRENCY from the other sellers.
+   */
+  readonly accountConcurrency: number;
   /** Deliveries in flight at once in this process, all endpoints together (WEBHOOK_CONCURRENCY). */
   readonly concurrency: number;
   /** Plain http:// endpoints are accepted (tests, local use) (WEBHOOK_ALLOW_HTTP). */
@@ -38,6 +44,7 @@ export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = {
   retryHorizonMs: 24 * 3_600_000,
   disableAfterFailures: 20,
   endpointConcurrency: 4,
+  accountConcurrency: 8,
   concurrency: 32,
   allowHttp: false,
   allowPrivateAddresses: false,

@@ -5,10 +5,13 @@
  * the requests, never inside one: a request's cost is the change-log row its transaction writes.
  *
  * Sending is not awaited by the loop: each endpoint with deliveries due gets a lane of its own
- * (one at a time per endpoint and process) that leases a batch of them, sends at most
- * WEBHOOK_ENDPOINT_CONCURRENCY at once, and records the outcomes; all endpoints together have at
- * most WEBHOOK_CONCURRENCY in flight. A slow endpoint holds only its own lane and slots, and
- * every other seller's deliveries go on. Several processes
+ * (one at a time per endpoint and process) that takes a few sending slots, leases a batch of
+ * deliveries for them, sends at most one per slot at a time, and records the outcomes. A lane
+ * takes at most WEBHOOK_ENDPOINT_CONCURRENCY slots, an account's lanes together at most
+ * WEBHOOK_ACCOUNT_CONCURRENCY, and all lanes of the process at most WEBHOOK_CONCURRENCY. So a
+ * slow endpoint holds only its own slots, and one seller's slow endpoints, however many it
+ * subscribes, hold no more than that seller's share: every other seller's deliveries go on.
+ * Several processes
  * share the work through leases (deliveries.ts): each delivery is sent by the process that leased
  * it, and one whose process died is leased again when its lease runs out.
  */
@@ -68,7 +71,6 @@ const STOP_GRACE_MS = 1_000;
 export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
   const { store, clock, log, settings } = options;
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  const batch = settings.endpointConcurrency * LEASE_PER_SLOT;
   // A lease outlives the lane's attempts (each slot sends LEASE_PER_SLOT in turn, each within
   // the timeout) with room to record the outcomes; then another process may take them.
   const leaseMs = LEASE_PER_SLOT * settings.timeoutMs + 1_000;
@@ -76,7 +78,22 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   const lanes = new Set<string>();
   const outbox = new OutboxReader(store.codec);
   const running = new Set<Promise<void>>();
-  let inFlight = 0;
+  /** Sending slots the running lanes hold: all of them, and by account. */
+  let slotsTaken = 0;
+  const slotsByAccount = new Map<number, number>();
+  /** Slots a new lane of the account may take now: the least of its three bounds. */
+  const slotsFree = (accountId: number): number =>
+    Math.min(settings.endpointConcurrency, settings.accountConcurrency - (slotsByAccount.get(accountId) ?? 0), settings.concurrency - slotsTaken);
+  const takeSlots = (accountId: number, slots: number): void => {
+    slotsTaken += slots;
+    slotsByAccount.set(accountId, (slotsByAccount.get(accountId) ?? 0) + slots);
+  };
+  const giveBackSlots = (accountId: number, slots: number): void => {
+    slotsTaken -= slots;
+    const left = (slotsByAccount.get(accountId) ?? 0) - slots;
+    if (left > 0) slotsByAccount.set(accountId, left);
+    else slotsByAccount.delete(accountId);
+  };
   let stopped = false;
   let round: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -122,21 +139,41 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     }
   }
 
-  /** Starts a lane for each of the account's endpoints with deliveries due and none running here. */
+  /**
+   * Starts a lane for each of the account's endpoints with deliveries due and none running here,
+   * while the account and the process have slots free. The slots are taken before the lease, and
+   * the lease takes only as many deliveries as they send within it.
+   */
   async function dispatch(accountId: number): Promise<void> {
-    if (inFlight >= settings.concurrency) return;
+    if (slotsFree(accountId) <= 0) return;
     for (const [subscriptionId] of await dueBySubscription(store, accountId, clock.now())) {
       const key = `${accountId}/${subscriptionId}`;
-      if (lanes.has(key) || inFlight >= settings.concurrency) continue;
-      const leased = await leaseDue(store, accountId, subscriptionId, owner, clock.now(), leaseMs, batch);
-      if (!leased || leased.deliveries.length === 0) continue;
+      const slots = slotsFree(accountId);
+      if (lanes.has(key) || slots <= 0) continue;
       lanes.add(key);
-      const lane: Promise<void> = runLane(accountId, leased.subscription, leased.deliveries)
+      takeSlots(accountId, slots);
+      let leased: Awaited<ReturnType<typeof leaseDue>>;
+      try {
+        leased = await leaseDue(store, accountId, subscriptionId, owner, clock.now(), leaseMs, slots * LEASE_PER_SLOT);
+      } catch (error) {
+        lanes.delete(key);
+        giveBackSlots(accountId, slots);
+        throw error;
+      }
+      // Fewer due than the slots could send: the slots left over go back for the next endpoint.
+      const used = Math.min(slots, leased?.deliveries.length ?? 0);
+      giveBackSlots(accountId, slots - used);
+      if (!leased || used === 0) {
+        lanes.delete(key);
+        continue;
+      }
+      const lane: Promise<void> = runLane(accountId, leased.subscription, leased.deliveries, used)
         .catch((error: unknown) => log.warn({ err: error, accountId, subscription: subscriptionId }, 'webhook lane failed; its deliveries are retried when their lease ends'))
         .finally(() => {
           lanes.delete(key);
+          giveBackSlots(accountId, used);
           running.delete(lane);
-          // The endpoint may have more due: the next lane may start now.
+          // The endpoint may have more due, or another waited for the slots: a lane may start now.
           nudge();
         });
       running.add(lane);
@@ -144,23 +181,15 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   }
 
   /**
-   * Sends one endpoint's leased deliveries, at most WEBHOOK_ENDPOINT_CONCURRENCY at once (and
-   * within the process's WEBHOOK_CONCURRENCY), then records them: the delivered ones in one
-   * transaction, each failure with its retry schedule.
+   * Sends one endpoint's leased deliveries, one per slot at a time, then records them: the
+   * delivered ones in one transaction, each failure with its retry schedule.
    */
-  async function runLane(accountId: number, subscription: SigningSubscription, deliveries: LeasedDelivery[]): Promise<void> {
+  async function runLane(accountId: number, subscription: SigningSubscription, deliveries: LeasedDelivery[], slots: number): Promise<void> {
     const queue = [...deliveries];
     const delivered: { eventId: string; status: number | null }[] = [];
     const slot = async () => {
       for (let next = queue.shift(); next !== undefined && !stopped; next = queue.shift()) {
-        while (inFlight >= settings.concurrency) await new Promise((resolve) => setTimeout(resolve, 10));
-        inFlight++;
-        let outcome: AttemptOutcome;
-        try {
-          outcome = await send(subscription, next);
-        } finally {
-          inFlight--;
-        }
+        const outcome: AttemptOutcome = await send(subscription, next);
         if (outcome.ok) {
           delivered.push({ eventId: next.eventId, status: outcome.status });
           continue;
@@ -172,7 +201,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(settings.endpointConcurrency, deliveries.length) }, slot));
+    await Promise.all(Array.from({ length: slots }, slot));
     // Unsent (the process is stopping, or the endpoint was disabled): their lease runs out.
     await recordDelivered(store, accountId, subscription.id, delivered, clock.now());
   }
