@@ -13,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { findPostgresBin, freePort, POSTGRES_INSTALL, startCluster, type Cluster } from '../test/support/postgres-cluster';
+import { findPostgresBin, freePorts, POSTGRES_INSTALL, startCluster, type Cluster } from '../test/support/postgres-cluster';
 import { findPgbouncer, PGBOUNCER_INSTALL, startPgbouncer, waitForListening, type Pgbouncer } from '../test/support/pgbouncer';
 import { findProgram } from '../test/support/requirements';
 import { CATALOGUE_BIN, serveProcess, type ServeProcess } from '../test/support/serve-process';
@@ -90,8 +90,9 @@ export async function startLocalDeployment(): Promise<LocalDeployment> {
   try {
     const pooler = await startPgbouncer({ serverPort: cluster.port, settings: pgbouncerSettings() });
     stops.push(() => pooler.stop());
-    const servicePorts = [await freePort(), await freePort()];
-    const frontPort = await freePort();
+    // All different (freePorts): the two services and the HTTP frontend.
+    const [servicePort1, servicePort2, frontPort] = (await freePorts(3)) as [number, number, number];
+    const servicePorts = [servicePort1, servicePort2];
     const origin = `http://127.0.0.1:${frontPort}`;
     const commandEnv = {
       DATABASE_URL: pooler.through(cluster.appUrl),

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { APP_ROLE, BASE_DATABASE, findSystemPostgresBin, freePort, OWNER_ROLE, runAsUser } from '../test/support/postgres-cluster';
+import { APP_ROLE, BASE_DATABASE, findSystemPostgresBin, freePorts, OWNER_ROLE, runAsUser } from '../test/support/postgres-cluster';
 import { request } from '../test/support/http-client';
 import { waitForListening } from '../test/support/pgbouncer';
 import { findProgram } from '../test/support/requirements';
@@ -122,9 +122,15 @@ function patroniBaseEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PG') && !k.startsWith('PATRONI_')));
 }
 
+/** How long a Patroni REST API call may take (a switchover answers within seconds). */
+const API_TIMEOUT_MS = 30_000;
+
 async function api(node: PatroniNode, method: string, pathname: string, body?: unknown): Promise<{ status: number; text: string }> {
   const res = await request(`http://127.0.0.1:${node.apiPort}${pathname}`, {
     method,
+    // A node's API answers at once or not at all (a port another program took holds the request
+    // open): without a bound one such port would hold the deployment's start or a test forever.
+    timeoutMs: API_TIMEOUT_MS,
     ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }),
   });
   return { status: res.status, text: res.body };
@@ -145,7 +151,11 @@ export async function startReplicatedDeployment(options: { readonly nodes?: numb
     for (const s of stops.reverse()) await Promise.resolve(s()).catch(() => undefined);
   };
   try {
-    const ports = await Promise.all(Array.from({ length: count }, async () => ({ pg: await freePort(), api: await freePort(), raft: await freePort() })));
+    // Every port of the deployment, all different (freePorts): the nodes' three each, then HAProxy's
+    // write frontend, the two services and the HTTP frontend.
+    const allPorts = await freePorts(count * 3 + 4);
+    const ports = Array.from({ length: count }, (_, i) => ({ pg: allPorts[3 * i]!, api: allPorts[3 * i + 1]!, raft: allPorts[3 * i + 2]! }));
+    const [writePort, servicePort1, servicePort2, frontPort] = allPorts.slice(count * 3) as [number, number, number, number];
     const nodes: (PatroniNode & { child: ChildProcess; exited: Promise<void> })[] = [];
     for (let i = 0; i < count; i++) {
       const name = `node${i + 1}`;
@@ -234,14 +244,12 @@ export async function startReplicatedDeployment(options: { readonly nodes?: numb
       const running = now.filter((m) => m.state === 'running' || m.state === 'streaming');
       if (running.length === count && now.some((m) => m.role === 'leader') && now.some((m) => m.role === 'sync_standby')) break;
       if (Date.now() > deadline) throw new Error(`Patroni did not bring up the cluster: ${JSON.stringify(now)}\n${nodes.map((n) => `--- ${n.name}\n${n.output().slice(-3000)}`).join('\n')}`);
-      for (const node of nodes) if (node.child.exitCode !== null) throw new Error(`Patroni ${node.name} exited:\n${node.output()}`);
+      for (const node of nodes) if (node.child.exitCode !== null || node.child.signalCode !== null) throw new Error(`Patroni ${node.name} exited:\n${node.output()}`);
       await wait(500);
     }
 
     // HAProxy: the write frontend for PostgreSQL, the HTTP frontend for the service.
-    const writePort = await freePort();
-    const servicePorts = [await freePort(), await freePort()];
-    const frontPort = await freePort();
+    const servicePorts = [servicePort1, servicePort2];
     const origin = `http://127.0.0.1:${frontPort}`;
     const haproxy = findHaproxy()!;
     const cfgs = ['-f', path.join(DEPLOY_DIR, 'haproxy.cfg'), '-f', path.join(DEPLOY_DIR, 'haproxy-postgres.cfg')];

@@ -13,6 +13,8 @@ export interface HttpRequest {
   readonly body?: string | Buffer;
   /** The local address to send from: 127.0.0.x stand for different clients in one test process. */
   readonly localAddress?: string;
+  /** Fails the request when no answer has come within this many ms (a port that holds it open). */
+  readonly timeoutMs?: number;
 }
 
 export function request(url: string, init: HttpRequest = {}): Promise<HttpResponse> {
@@ -29,6 +31,7 @@ export function request(url: string, init: HttpRequest = {}): Promise<HttpRespon
       res.on('error', reject);
     });
     req.on('error', reject);
+    if (init.timeoutMs !== undefined) req.setTimeout(init.timeoutMs, () => req.destroy(new Error(`no answer from ${url} within ${init.timeoutMs} ms`)));
     req.end(init.body);
   });
 }

@@ -122,6 +122,28 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `count` free ports, all different: each is held while the others are chosen. Chosen one after
+ * another and released at once, two could come out the same, and a process given both (a
+ * Patroni node's REST API and another's Raft port) fails to start.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  return ports;
+}
+
 const isRoot = () => process.getuid?.() === 0;
 
 let user: string | undefined;
