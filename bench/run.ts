@@ -527,13 +527,7 @@ class Bench {
     const o = this.options;
     const env = serviceBaseEnv();
     if (process.env.ACCOUNT_MAX_IN_FLIGHT === undefined) delete env.ACCOUNT_MAX_IN_FLIGHT;
-    const base = {
-      sellers: accounts.length,
-      productsPerSeller: o.sellerProducts,
-      perHour: Object.fromEntries(MIX_KINDS.map((k) => [k.id, k.perHour])),
-      accountMaxInFlight: process.env.ACCOUNT_MAX_IN_FLIGHT ?? 'default',
-      closedLoopWorkers: o.connections,
-    };
+    const base = this.mixHeader(accounts.length, process.env.ACCOUNT_MAX_IN_FLIGHT ?? 'default');
     let window: { from: number; to: number } | undefined;
     try {
       const value = await this.withService(
@@ -560,6 +554,17 @@ class Bench {
     } catch (error) {
       return { result: 'FAILED', note: (error as Error).message, ...base, phases: [] };
     }
+  }
+
+  /** What a mix result says of its setup, before its phases. */
+  private mixHeader(sellers: number, accountMaxInFlight: string) {
+    return {
+      sellers,
+      productsPerSeller: this.options.sellerProducts,
+      perHour: Object.fromEntries(MIX_KINDS.map((k) => [k.id, k.perHour])),
+      accountMaxInFlight,
+      closedLoopWorkers: this.options.connections,
+    };
   }
 
   /**
@@ -602,7 +607,7 @@ class Bench {
    * them are what the service adds.
    */
   async mixBaseline(workMicros: number, sellers: number): Promise<MixResult> {
-    const base = { sellers, productsPerSeller: this.options.sellerProducts, perHour: Object.fromEntries(MIX_KINDS.map((k) => [k.id, k.perHour])), accountMaxInFlight: 'none (baseline)', closedLoopWorkers: this.options.connections };
+    const base = this.mixHeader(sellers, 'none (baseline)');
     const server = await startBaseline(path.join(this.workDir, `mix-baseline-${workMicros}us.log`), workMicros);
     this.live.add(server);
     try {

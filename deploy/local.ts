@@ -90,9 +90,8 @@ export async function startLocalDeployment(): Promise<LocalDeployment> {
   try {
     const pooler = await startPgbouncer({ serverPort: cluster.port, settings: pgbouncerSettings() });
     stops.push(() => pooler.stop());
-    // All different (freePorts): the two services and the HTTP frontend.
-    const [servicePort1, servicePort2, frontPort] = (await freePorts(3)) as [number, number, number];
-    const servicePorts = [servicePort1, servicePort2];
+    // All different (freePorts): the HTTP frontend and the two services.
+    const [frontPort, ...servicePorts] = (await freePorts(3)) as [number, number, number];
     const origin = `http://127.0.0.1:${frontPort}`;
     const commandEnv = {
       DATABASE_URL: pooler.through(cluster.appUrl),

@@ -38,11 +38,16 @@ const MIXED_CHARS = 256;
 /** UTF-8 needs at most 3 bytes per UTF-16 code unit. */
 const MAX_BYTES_PER_UNIT = 3;
 
+/** A buffer of CHUNK_BYTES for an answer to write into: a spare one when there is one. */
+function borrowBuffer(): Buffer {
+  return spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
+}
+
 /** What an ended output holds: nothing more can be written into a buffer that went back to the spares. */
 const EMPTY = Buffer.alloc(0);
 
 export class ChunkedOutput implements TextSink {
-  private buffer = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
+  private buffer = borrowBuffer();
   private used = 0;
   /** Full buffers not yet handed to the stream. */
   private full: Buffer[] = [];
@@ -94,7 +99,7 @@ export class ChunkedOutput implements TextSink {
     if (this.pending !== '') this.encodePending();
     if (this.used === 0) return;
     this.full.push(this.buffer.subarray(0, this.used));
-    this.buffer = spareBuffers.pop() ?? Buffer.allocUnsafe(CHUNK_BYTES);
+    this.buffer = borrowBuffer();
     this.used = 0;
   }
 

@@ -153,20 +153,17 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       lanes.add(key);
       takeSlots(accountId, slots);
       let leased: Awaited<ReturnType<typeof leaseDue>>;
+      let used = 0;
       try {
         leased = await leaseDue(store, accountId, subscriptionId, owner, clock.now(), leaseMs, slots * LEASE_PER_SLOT);
-      } catch (error) {
-        lanes.delete(key);
-        giveBackSlots(accountId, slots);
-        throw error;
+        used = Math.min(slots, leased?.deliveries.length ?? 0);
+      } finally {
+        // Fewer due than the slots could send (or the lease failed): the slots left over go back
+        // for the next endpoint, and a lane with nothing to send ends here.
+        giveBackSlots(accountId, slots - used);
+        if (used === 0) lanes.delete(key);
       }
-      // Fewer due than the slots could send: the slots left over go back for the next endpoint.
-      const used = Math.min(slots, leased?.deliveries.length ?? 0);
-      giveBackSlots(accountId, slots - used);
-      if (!leased || used === 0) {
-        lanes.delete(key);
-        continue;
-      }
+      if (!leased || used === 0) continue;
       const lane: Promise<void> = runLane(accountId, leased.subscription, leased.deliveries, used)
         .catch((error: unknown) => log.warn({ err: error, accountId, subscription: subscriptionId }, 'webhook lane failed; its deliveries are retried when their lease ends'))
         .finally(() => {
