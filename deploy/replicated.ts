@@ -138,6 +138,20 @@ async function api(node: PatroniNode, method: string, pathname: string, body?: u
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until `reached` holds `times` times in a row. HAProxy takes every server for up until
+ * its first checks say otherwise, and for down once they have failed: until then a connection
+ * may reach a standby, or a process not started, whatever the last one reached.
+ */
+async function untilHaproxySettled(what: string, times: number, reached: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (let inARow = 0; inARow < times; ) {
+    if (Date.now() > deadline) throw new Error(`HAProxy did not settle: ${what}`);
+    inARow = (await reached().catch(() => false)) ? inARow + 1 : 0;
+    if (inARow < times) await wait(100);
+  }
+}
+
 export async function startReplicatedDeployment(options: { readonly nodes?: number } = {}): Promise<ReplicatedDeployment> {
   const missing = missingForReplicated();
   if (missing.length) throw new Error(`The replicated deployment needs ${missing.map((m) => `${m.what} (${m.install})`).join(', ')}`);
@@ -152,10 +166,10 @@ export async function startReplicatedDeployment(options: { readonly nodes?: numb
   };
   try {
     // Every port of the deployment, all different (freePorts): the nodes' three each, then HAProxy's
-    // write frontend, the two services and the HTTP frontend.
+    // write frontend, the HTTP frontend and the two services.
     const allPorts = await freePorts(count * 3 + 4);
     const ports = Array.from({ length: count }, (_, i) => ({ pg: allPorts[3 * i]!, api: allPorts[3 * i + 1]!, raft: allPorts[3 * i + 2]! }));
-    const [writePort, servicePort1, servicePort2, frontPort] = allPorts.slice(count * 3) as [number, number, number, number];
+    const [writePort, frontPort, ...servicePorts] = allPorts.slice(count * 3) as [number, number, number, number];
     const nodes: (PatroniNode & { child: ChildProcess; exited: Promise<void> })[] = [];
     for (let i = 0; i < count; i++) {
       const name = `node${i + 1}`;
@@ -249,7 +263,6 @@ export async function startReplicatedDeployment(options: { readonly nodes?: numb
     }
 
     // HAProxy: the write frontend for PostgreSQL, the HTTP frontend for the service.
-    const servicePorts = [servicePort1, servicePort2];
     const origin = `http://127.0.0.1:${frontPort}`;
     const haproxy = findHaproxy()!;
     const cfgs = ['-f', path.join(DEPLOY_DIR, 'haproxy.cfg'), '-f', path.join(DEPLOY_DIR, 'haproxy-postgres.cfg')];
@@ -281,23 +294,20 @@ export async function startReplicatedDeployment(options: { readonly nodes?: numb
 
     const through = (user: string, password: string, database: string) => `postgresql://${user}:${password}@127.0.0.1:${writePort}/${database}`;
     const primaryUrl = through('postgres', SUPERUSER_PASSWORD, BASE_DATABASE);
-    // The service's roles and database, made once on the primary (an operator does this with psql).
-    const admin = await (async () => {
-      for (let attempt = 0; ; attempt++) {
-        const client = new pg.Client({ connectionString: through('postgres', SUPERUSER_PASSWORD, 'postgres') });
-        try {
-          await client.connect();
-          // HAProxy takes every node for up until its first checks say otherwise.
-          if ((await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0]!.standby) throw new Error('reached a standby');
-          return client;
-        } catch (error) {
-          // HAProxy needs a check or two to find the primary.
-          await client.end().catch(() => undefined);
-          if (attempt > 50) throw error;
-          await wait(200);
-        }
+    // Every connection through the write frontend reaches the primary: not only the first one,
+    // or `catalogue migrate` below could still be sent to a standby.
+    await untilHaproxySettled('the write frontend reaching the primary', count * 2, async () => {
+      const client = new pg.Client({ connectionString: through('postgres', SUPERUSER_PASSWORD, 'postgres') });
+      try {
+        await client.connect();
+        return !(await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby')).rows[0]!.standby;
+      } finally {
+        await client.end().catch(() => undefined);
       }
-    })();
+    });
+    // The service's roles and database, made once on the primary (an operator does this with psql).
+    const admin = new pg.Client({ connectionString: through('postgres', SUPERUSER_PASSWORD, 'postgres') });
+    await admin.connect();
     try {
       await admin.query(`CREATE ROLE ${OWNER_ROLE} LOGIN CREATEDB PASSWORD '${OWNER_PASSWORD}'`);
       await admin.query(`CREATE ROLE ${APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE PASSWORD '${APP_PASSWORD}'`);
@@ -317,6 +327,9 @@ export async function startReplicatedDeployment(options: { readonly nodes?: numb
     );
     stops.push(() => Promise.all(services.map((s) => s.stop())).then(() => undefined));
     await waitForListening('haproxy', frontPort, haproxyChild, () => haproxyOut);
+    // HAProxy checked the services before they started and marked them down: the deployment is
+    // up once its checks have seen every process answer.
+    await untilHaproxySettled('the HTTP frontend reaching the services', servicePorts.length * 2, async () => (await request(`${origin}/health`, { timeoutMs: 5_000 })).status === 200);
 
     return {
       origin,
